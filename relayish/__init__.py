@@ -1,0 +1,42 @@
+"""relayish: a differentiable, statically typed functional IR for tensor programs.
+
+The public API is loaded lazily (PEP 562) so that ``import relayish`` stays cheap and no
+layer is imported before it is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "parse": ("relayish.parser", "parse"),
+    "astext": ("relayish.printer", "astext"),
+    "alpha_equal": ("relayish.alpha", "alpha_equal"),
+    "structural_hash": ("relayish.alpha", "structural_hash"),
+    "free_vars": ("relayish.traverse", "free_vars"),
+    "RelayError": ("relayish.errors", "RelayError"),
+    "ParseError": ("relayish.errors", "ParseError"),
+    "AttributeSchemaError": ("relayish.errors", "AttributeSchemaError"),
+    "Span": ("relayish.errors", "Span"),
+    "Module": ("relayish.module", "Module"),
+    "ir": ("relayish.ir", None),
+    "ops": ("relayish.ops", None),
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module_name, attr = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'relayish' has no attribute {name!r}") from None
+    module = importlib.import_module(module_name)
+    value = module if attr is None else getattr(module, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,237 @@
+"""Symbolic tensor dimensions in a canonical polynomial form.
+
+A dimension is an integer polynomial over *atoms*: dimension variables (``TypeVar`` of kind
+Dim) and floor divisions that could not be simplified. Terms are kept as a mapping from
+monomials (a frozenset of ``(atom, power)`` pairs) to non-zero integer coefficients, so two
+dimensions that are equal as polynomials compare equal however they were written:
+``n - k + 1 == 1 + n - k`` and ``2*n == n + n``. Floor division is exact only where it is:
+``(n*m) // m`` is ``n``, ``(2*n + 1) // 2`` is ``n``, ``(n + 1) // 2`` stays a division.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator, Mapping, Union
+
+from .errors import RelayError
+
+if TYPE_CHECKING:
+    from .types import TypeVar
+
+Monomial = frozenset  # frozenset[tuple[Atom, int]]; the empty monomial is the constant 1
+DimLike = Union["Dim", int, "TypeVar"]
+
+
+class FloorDiv:
+    """An atom ``num // den`` kept symbolic because it is not exact."""
+
+    __slots__ = ("num", "den", "_hash")
+
+    def __init__(self, num: Dim, den: Dim):
+        self.num = num
+        self.den = den
+        self._hash = hash(("//", num, den))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FloorDiv) and self.num == other.num and self.den == other.den
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"FloorDiv({self.num!r}, {self.den!r})"
+
+
+def _mono_mul(a: Monomial, b: Monomial) -> Monomial:
+    powers = dict(a)
+    for atom, p in b:
+        powers[atom] = powers.get(atom, 0) + p
+    return frozenset(powers.items())
+
+
+def _mono_div(a: Monomial, b: Monomial) -> Monomial | None:
+    """``a / b`` when ``b`` divides ``a``, else None."""
+    powers = dict(a)
+    for atom, p in b:
+        left = powers.get(atom, 0) - p
+        if left < 0:
+            return None
+        if left:
+            powers[atom] = left
+        else:
+            powers.pop(atom, None)
+    return frozenset(powers.items())
+
+
+class Dim:
+    """An immutable integer polynomial over dimension atoms."""
+
+    __slots__ = ("terms", "_hash")
+
+    def __init__(self, terms: Mapping[Monomial, int]):
+        self.terms = {m: c for m, c in terms.items() if c != 0}
+        self._hash = hash(frozenset(self.terms.items()))
+
+    # construction -------------------------------------------------------------------
+    @staticmethod
+    def const(value: int) -> Dim:
+        return Dim({frozenset(): int(value)})
+
+    @staticmethod
+    def atom(atom: object) -> Dim:
+        return Dim({frozenset({(atom, 1)}): 1})
+
+    # queries ------------------------------------------------------------------------
+    @property
+    def is_const(self) -> bool:
+        return all(not m for m in self.terms)
+
+    @property
+    def value(self) -> int | None:
+        """The integer value when the dimension is a constant, else None."""
+        if not self.is_const:
+            return None
+        return self.terms.get(frozenset(), 0)
+
+    def atoms(self) -> Iterator[object]:
+        for mono in self.terms:
+            for atom, _ in mono:
+                yield atom
+
+    def free_vars(self) -> set:
+        """Dimension variables this dimension mentions, inside floor divisions too."""
+        found: set = set()
+        stack = [self]
+        while stack:
+            dim = stack.pop()
+            for atom in dim.atoms():
+                if isinstance(atom, FloorDiv):
+                    stack += [atom.num, atom.den]
+                else:
+                    found.add(atom)
+        return found
+
+    def substitute(self, mapping: Mapping[object, Dim]) -> Dim:
+        """Replace dimension variables by dimensions, re-canonicalizing the result."""
+        if not mapping:
+            return self
+        total = Dim.const(0)
+        for mono, coeff in self.terms.items():
+            term = Dim.const(coeff)
+            for atom, power in mono:
+                if isinstance(atom, FloorDiv):
+                    base = atom.num.substitute(mapping) // atom.den.substitute(mapping)
+                else:
+                    base = mapping.get(atom)
+                    base = Dim.atom(atom) if base is None else as_dim(base)
+                for _ in range(power):
+                    term = term * base
+            total = total + term
+        return total
+
+    # arithmetic ---------------------------------------------------------------------
+    def __add__(self, other: DimLike) -> Dim:
+        other = as_dim(other)
+        terms = dict(self.terms)
+        for m, c in other.terms.items():
+            terms[m] = terms.get(m, 0) + c
+        return Dim(terms)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> Dim:
+        return Dim({m: -c for m, c in self.terms.items()})
+
+    def __sub__(self, other: DimLike) -> Dim:
+        return self + (-as_dim(other))
+
+    def __rsub__(self, other: DimLike) -> Dim:
+        return as_dim(other) - self
+
+    def __mul__(self, other: DimLike) -> Dim:
+        other = as_dim(other)
+        terms: dict = {}
+        for ma, ca in self.terms.items():
+            for mb, cb in other.terms.items():
+                m = _mono_mul(ma, mb)
+                terms[m] = terms.get(m, 0) + ca * cb
+        return Dim(terms)
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, other: DimLike) -> Dim:
+        other = as_dim(other)
+        den = other.value
+        if den == 0:
+            raise RelayError("dimension divided by zero")
+        if not self.terms:
+            return self
+        if den is not None:
+            return self._floordiv_const(den)
+        exact = self._exact_div(other)
+        if exact is not None:
+            return exact
+        return Dim.atom(FloorDiv(self, other))
+
+    def __rfloordiv__(self, other: DimLike) -> Dim:
+        return as_dim(other) // self
+
+    def _floordiv_const(self, den: int) -> Dim:
+        # floor((den*q + r) / den) == q + floor(r / den) for integer-valued q.
+        quotient = {m: c // den for m, c in self.terms.items() if c % den == 0}
+        rest = Dim({m: c for m, c in self.terms.items() if c % den != 0})
+        q = Dim(quotient)
+        if not rest.terms:
+            return q
+        if rest.is_const:
+            return q + Dim.const(rest.value // den)
+        return q + Dim.atom(FloorDiv(rest, Dim.const(den)))
+
+    def _exact_div(self, other: Dim) -> Dim | None:
+        if self == other:
+            return Dim.const(1)
+        if len(other.terms) != 1:
+            return None
+        ((mono, coeff),) = other.terms.items()
+        terms = {}
+        for m, c in self.terms.items():
+            q = _mono_div(m, mono)
+            if q is None or c % coeff:
+                return None
+            terms[q] = c // coeff
+        return Dim(terms)
+
+    # comparison ---------------------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self.value == other
+        if not isinstance(other, Dim):
+            try:
+                other = as_dim(other)
+            except TypeError:
+                return NotImplemented
+        return self._hash == other._hash and self.terms == other.terms
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        from .printer import dim_text
+
+        return f"Dim({dim_text(self)})"
+
+
+def as_dim(value: DimLike) -> Dim:
+    """Coerce an int, a dimension variable or a Dim to a Dim."""
+    if isinstance(value, Dim):
+        return value
+    if isinstance(value, bool):
+        raise TypeError("a dimension cannot be a bool")
+    if isinstance(value, int):
+        return Dim.const(value)
+    from .types import Kind, TypeVar
+
+    if isinstance(value, TypeVar) and value.kind is Kind.DIM:
+        return Dim.atom(value)
+    if hasattr(value, "__index__"):
+        return Dim.const(value.__index__())
+    raise TypeError(f"not a dimension: {value!r}")

@@ -1,0 +1,58 @@
+"""Error classes and source spans shared by every layer.
+
+Every user-facing error carries the span of the user's construct so that the message can
+say ``file:line:col``, quote the line and put a caret under the column.
+"""
+
+from __future__ import annotations
+
+import linecache
+
+import attrs
+
+
+@attrs.frozen
+class Span:
+    """A position in user source: 1-based line and column."""
+
+    file: str
+    line: int
+    col: int
+    source_line: str | None = attrs.field(default=None, eq=False, repr=False)
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+    def quote(self) -> str:
+        """The source line with a caret under the column, or '' when it is unknown."""
+        text = self.source_line
+        if text is None:
+            text = linecache.getline(self.file, self.line)
+        text = text.rstrip("\r\n")
+        if not text:
+            return ""
+        return f"    {text}\n    {' ' * (self.col - 1)}^"
+
+
+class RelayError(Exception):
+    """Base of every error relayish raises on purpose."""
+
+    def __init__(self, message: str, span: Span | None = None):
+        self.message = message
+        self.span = span
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        if self.span is None:
+            return self.message
+        quoted = self.span.quote()
+        head = f"{self.span}: {self.message}"
+        return f"{head}\n{quoted}" if quoted else head
+
+
+class ParseError(RelayError):
+    """Bad relayish text: says where, quotes the line and says what was expected."""
+
+
+class AttributeSchemaError(RelayError):
+    """An operator call with an unknown, missing or ill-typed attribute."""

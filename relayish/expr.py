@@ -1,0 +1,227 @@
+"""Expression nodes (the Relay paper's Figure 3, plus closures and attributes).
+
+Nodes are immutable and compare by identity: a variable is the same variable only if it is
+the same object, whatever its name. Structural comparison is ``alpha_equal``. Every node
+has an optional ``span`` pointing at the user's source.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator, Mapping
+
+import attrs
+import numpy as np
+
+from .errors import Span
+from .types import BaseType, Type, TypeVar
+
+
+def _node(cls):
+    return attrs.define(frozen=True, slots=True, eq=False, repr=False)(cls)
+
+
+def _span_field():
+    return attrs.field(default=None, kw_only=True)
+
+
+class Expr:
+    """Base of all expressions."""
+
+    __slots__ = ()
+
+    def children(self) -> Iterator[Expr]:
+        """Direct sub-expressions in field order."""
+        for field in attrs.fields(type(self)):
+            value = getattr(self, field.name)
+            if isinstance(value, Expr):
+                yield value
+            elif isinstance(value, tuple):
+                for item in value:
+                    if isinstance(item, Expr):
+                        yield item
+
+    def __repr__(self) -> str:
+        from .printer import astext
+
+        return astext(self)
+
+    __str__ = __repr__
+
+
+@_node
+class Var(Expr):
+    """A local variable ``%name``; the optional annotation is its declared type."""
+
+    name_hint: str
+    type_annotation: Type | None = None
+    span: Span | None = _span_field()
+
+
+@_node
+class GlobalVar(Expr):
+    """A reference ``@name`` to a global definition of the module."""
+
+    name: str
+    span: Span | None = _span_field()
+
+
+def _as_constant_array(value: Any) -> np.ndarray:
+    array = np.array(value)  # a private copy, so later changes by the caller cannot leak in
+    if array.dtype == np.float64 and not isinstance(value, np.ndarray) and not isinstance(value, np.generic):
+        array = array.astype(np.float32)  # Python floats are float32 literals, as in the text
+    if array.dtype == np.int64 and not isinstance(value, np.ndarray) and not isinstance(value, np.generic):
+        array = array.astype(np.int32)
+    BaseType.from_numpy(array.dtype)  # raises for dtypes relayish has no type for
+    array.flags.writeable = False
+    return array
+
+
+@_node
+class Constant(Expr):
+    """A scalar or tensor literal. Python ints and floats become int32 and float32."""
+
+    value: np.ndarray = attrs.field(converter=_as_constant_array)
+    span: Span | None = _span_field()
+
+    @property
+    def dtype(self) -> BaseType:
+        return BaseType.from_numpy(self.value.dtype)
+
+
+@_node
+class Tuple(Expr):
+    fields: tuple[Expr, ...] = attrs.field(converter=tuple)
+    span: Span | None = _span_field()
+
+
+@_node
+class Proj(Expr):
+    """``e[index]``: a field of a tuple."""
+
+    tuple_value: Expr
+    index: int
+    span: Span | None = _span_field()
+
+
+@_node
+class Let(Expr):
+    """``let var = value in body``; recursive when ``value`` is a function."""
+
+    var: Var
+    value: Expr
+    body: Expr
+    span: Span | None = _span_field()
+
+
+@_node
+class If(Expr):
+    cond: Expr
+    then_branch: Expr
+    else_branch: Expr
+    span: Span | None = _span_field()
+
+
+@_node
+class Op(Expr):
+    """A reference to an operator, registered or declared in the module, by name."""
+
+    name: str
+    span: Span | None = _span_field()
+
+
+def _as_attr_pairs(value: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> tuple[tuple[str, Any], ...]:
+    items = value.items() if isinstance(value, Mapping) else value
+    return tuple((str(k), v) for k, v in items)
+
+
+@_node
+class Call(Expr):
+    """``callee(args, name=value, ...)``: attributes only on operator calls.
+
+    Attributes of a registered operator are validated and made canonical (schema order,
+    defaults left out) at construction, so a bad attribute fails where it is written.
+    """
+
+    callee: Expr
+    args: tuple[Expr, ...] = attrs.field(converter=tuple)
+    attrs: tuple[tuple[str, Any], ...] = attrs.field(default=(), converter=_as_attr_pairs)
+    span: Span | None = _span_field()
+
+    def __attrs_post_init__(self) -> None:
+        if isinstance(self.callee, Op):
+            from .ops.registry import lookup_op
+
+            op = lookup_op(self.callee.name)
+            if op is not None:
+                object.__setattr__(self, "attrs", op.normalize_attrs(self.attrs))
+
+    @property
+    def attr_dict(self) -> dict[str, Any]:
+        return dict(self.attrs)
+
+
+@_node
+class Function(Expr):
+    """``fn [type_params](params) -> ret_type { body }``; a closure when nested."""
+
+    params: tuple[Var, ...] = attrs.field(converter=tuple)
+    body: Expr
+    ret_type: Type | None = None
+    type_params: tuple[TypeVar, ...] = attrs.field(default=(), converter=tuple)
+    span: Span | None = _span_field()
+
+
+@_node
+class Ascribe(Expr):
+    """``(T) e``: asserts that ``e`` has type ``T``."""
+
+    expr: Expr
+    type: Type
+    span: Span | None = _span_field()
+
+
+@_node
+class Zero(Expr):
+    """``Zero(T)``: the zero of a type (zeros for tensors, tuples of zeros)."""
+
+    type: Type
+    span: Span | None = _span_field()
+
+
+@_node
+class Grad(Expr):
+    """``Grad(f)``: the value-and-gradient function of ``f`` (DESIGN.md section 5)."""
+
+    func: Expr
+    span: Span | None = _span_field()
+
+
+@_node
+class RefNew(Expr):
+    """``Ref(e)``: a new mutable cell holding ``e``."""
+
+    value: Expr
+    span: Span | None = _span_field()
+
+
+@_node
+class RefRead(Expr):
+    """``!r``: the current content of a cell."""
+
+    ref: Expr
+    span: Span | None = _span_field()
+
+
+@_node
+class RefWrite(Expr):
+    """``r := e``: stores ``e`` in ``r``; its value is ``()``."""
+
+    ref: Expr
+    value: Expr
+    span: Span | None = _span_field()
+
+
+EXPR_CLASSES: tuple[type[Expr], ...] = (
+    Var, GlobalVar, Constant, Tuple, Proj, Let, If, Op, Call, Function,
+    Ascribe, Zero, Grad, RefNew, RefRead, RefWrite,
+)  # fmt: skip

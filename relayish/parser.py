@@ -1,0 +1,674 @@
+"""Reads the text format back into IR (docs/text-format.md).
+
+A recursive-descent parser whose rules are generators run by ``traverse.trampoline``, so
+nesting depth is limited by memory, not by Python's stack. It never evaluates anything and
+raises nothing but ``ParseError``, which says ``file:line:col``, quotes the line with a
+caret and says what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from .dims import Dim, as_dim
+from .errors import ParseError, RelayError
+from .expr import (
+    Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
+    RefRead, RefWrite, Tuple, Var, Zero,
+)  # fmt: skip
+from .lexer import Token, tokenize
+from .module import Module
+from .ops.registry import lookup_op
+from .printer import BINARY_OPS, DTYPE_SUFFIX
+from .traverse import trampoline
+from .types import (
+    BaseType, BoolType, FloatType, ForallType, FuncType, IntType, Kind, RefType, Shape,
+    TensorType, TupleType, Type, TypeVar, UIntType,
+)  # fmt: skip
+
+_SYMBOL_OPS = {symbol: name for name, symbol in BINARY_OPS.items()}
+_COMPARISONS = {"==", "!=", "<", "<=", ">", ">="}
+_SUFFIX_DTYPES = {suffix: dtype for dtype, suffix in DTYPE_SUFFIX.items()}
+_SUFFIX_DTYPES.update({"i32": IntType(32), "f32": FloatType(32)})
+_NUMBER_BODY = re.compile(r"nan|inf|\d+\.\d*(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+|\d+")
+_KINDS = {kind.value: kind for kind in Kind}
+_BASE_TYPES = {"IntType": IntType, "UIntType": UIntType, "FloatType": FloatType}
+_TYPE_WORDS = {"Tensor", "Shape", "IntType", "UIntType", "FloatType", "BoolType", "RefType", "forall"}
+_EXPR_WORDS = {"let", "if", "fn", "Zero", "Grad", "Ref", "tensor", "true", "false", "sq"}
+_RESERVED = _TYPE_WORDS | _EXPR_WORDS | {"in", "then", "else", "def", "operator", "none"} | set(_KINDS)
+
+
+class _Scope:
+    """Names in scope, with shadowing undone in reverse order."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, Any] = {}
+
+    def push(self, name: str, value: Any) -> tuple[str, Any]:
+        saved = (name, self.names.get(name))
+        self.names[name] = value
+        return saved
+
+    def pop(self, saved: list[tuple[str, Any]]) -> None:
+        for name, value in reversed(saved):
+            if value is None:
+                self.names.pop(name, None)
+            else:
+                self.names[name] = value
+
+
+class Parser:
+    def __init__(self, text: str, filename: str):
+        self.tokens = tokenize(text, filename)
+        self.pos = 0
+        self.locals = _Scope()
+        self.tvars = _Scope()
+        self.globals: set[str] = set()
+        self.op_decls: dict[str, Type] = {}
+        self.declared_ops: set[str] = set()
+
+    # token helpers -------------------------------------------------------------------
+    @property
+    def tok(self) -> Token:
+        return self.tokens[self.pos]
+
+    def peek(self, offset: int = 1) -> Token:
+        return self.tokens[min(self.pos + offset, len(self.tokens) - 1)]
+
+    def at(self, text: str, kind: str | None = None) -> bool:
+        tok = self.tok
+        return tok.text == text and tok.kind in ((kind,) if kind else ("punct", "ident"))
+
+    def advance(self) -> Token:
+        tok = self.tok
+        if tok.kind != "eof":
+            self.pos += 1
+        return tok
+
+    def error(self, message: str, tok: Token | None = None) -> ParseError:
+        return ParseError(message, (tok or self.tok).span)
+
+    def expected(self, what: str) -> ParseError:
+        tok = self.tok
+        found = "end of input" if tok.kind == "eof" else repr(tok.text)
+        return self.error(f"expected {what}, found {found}")
+
+    def expect(self, text: str) -> Token:
+        if not self.at(text):
+            raise self.expected(repr(text))
+        return self.advance()
+
+    def accept(self, text: str) -> bool:
+        if self.at(text):
+            self.advance()
+            return True
+        return False
+
+    def name_token(self, kind: str, what: str) -> Token:
+        if self.tok.kind != kind:
+            raise self.expected(what)
+        return self.advance()
+
+    def identifier(self, what: str) -> Token:
+        tok = self.tok
+        if tok.kind != "ident" or tok.text in _RESERVED:
+            raise self.expected(what)
+        return self.advance()
+
+    def build(self, tok: Token, make: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Construct a node; a constructor's complaint becomes a ParseError at ``tok``."""
+        try:
+            return make(*args, **kwargs)
+        except (RelayError, ValueError, TypeError) as err:
+            message = err.message if isinstance(err, RelayError) else str(err)
+            raise self.error(message, tok) from None
+
+    def integer(self, what: str) -> int:
+        negative = self.at("-") and self.peek().kind == "number" and self.peek().start == self.tok.end
+        if negative:
+            self.advance()
+        tok = self.tok
+        if tok.kind != "number" or not tok.text.isdigit():
+            raise self.expected(what)
+        self.advance()
+        return -int(tok.text) if negative else int(tok.text)
+
+    # module --------------------------------------------------------------------------
+    def module(self) -> Iterator[Any]:
+        self.globals = self.declared("def")
+        self.declared_ops = self.declared("operator")
+        functions: dict[str, Function] = {}
+        start = self.tok
+        while self.tok.kind != "eof":
+            start = self.tok
+            if self.accept("operator"):
+                name_tok = self.tok
+                name = self.global_name("an operator name such as @my_op")
+                if name in self.op_decls:
+                    raise self.error(f"operator @{name} is declared twice", name_tok)
+                self.expect(":")
+                self.op_decls[name] = yield self.type_()
+            elif self.accept("def"):
+                name_tok = self.tok
+                name = self.global_name("a global name such as @main")
+                if name in functions:
+                    raise self.error(f"global @{name} is defined twice", name_tok)
+                functions[name] = yield self.function(start)
+            else:
+                raise self.expected("'def' or 'operator'")
+        return self.build(start, Module, functions, self.op_decls)
+
+    def declared(self, keyword: str) -> set[str]:
+        """Names that follow ``keyword`` anywhere, so later definitions can be referred to."""
+        pairs = zip(self.tokens, self.tokens[1:])
+        return {b.text[1:] for a, b in pairs if a.kind == "ident" and a.text == keyword and b.kind == "global"}
+
+    def global_name(self, what: str) -> str:
+        tok = self.name_token("global", what)
+        name = tok.text[1:]
+        if lookup_op(name) is not None:
+            raise self.error(f"@{name} is a standard operator and cannot be redefined", tok)
+        return name
+
+    # types ---------------------------------------------------------------------------
+    def type_(self) -> Iterator[Any]:
+        tok = self.tok
+        if tok.kind == "ident":
+            if tok.text == "forall":
+                return (yield self.forall())
+            if tok.text in ("Tensor", "RefType"):
+                self.advance()
+                self.expect("(")
+                first = yield self.type_()
+                if tok.text == "RefType":
+                    self.expect(")")
+                    return RefType(first)
+                self.expect(",")
+                shape = yield self.type_()
+                self.expect(")")
+                return TensorType(first, shape)
+            if tok.text == "Shape":
+                self.advance()
+                return Shape(*(yield self.dim_list()))
+            if tok.text in _BASE_TYPES:
+                self.advance()
+                self.expect("(")
+                bits = self.integer("a bit width")
+                self.expect(")")
+                return self.build(tok, _BASE_TYPES[tok.text], bits)
+            if tok.text == "BoolType":
+                self.advance()
+                return BoolType()
+            self.identifier("a type")
+            tv = self.tvars.names.get(tok.text)
+            if tv is None:
+                raise self.error(f"unknown type variable {tok.text} (bind it with [{tok.text}: Type] or forall)", tok)
+            return tv
+        if tok.text == "(" and tok.kind == "punct":
+            self.advance()
+            items: list[Type] = []
+            trailing_comma = False
+            while not self.at(")"):
+                items.append((yield self.type_()))
+                trailing_comma = self.accept(",")
+                if not trailing_comma:
+                    break
+            self.expect(")")
+            if self.accept("->"):
+                ret = yield self.type_()
+                return FuncType(items, ret)
+            if len(items) == 1 and not trailing_comma:
+                return items[0]
+            return TupleType(items)
+        raise self.expected("a type")
+
+    def type_params(self, close: str) -> list[TypeVar]:
+        params = []
+        while not self.at(close):
+            name = self.identifier("a type variable name")
+            self.expect(":")
+            kind_tok = self.tok
+            if kind_tok.text not in _KINDS or kind_tok.kind != "ident":
+                raise self.expected("a kind (Type, Shape, BaseType or Dim)")
+            self.advance()
+            params.append(TypeVar(name.text, _KINDS[kind_tok.text]))
+            if not self.accept(","):
+                break
+        self.expect(close)
+        return params
+
+    def forall(self) -> Iterator[Any]:
+        self.advance()
+        self.expect("(")
+        params = self.type_params(")")
+        self.expect(",")
+        saved = [self.tvars.push(tv.name, tv) for tv in params]
+        try:
+            body = yield self.type_()
+        finally:
+            self.tvars.pop(saved)
+        return ForallType(params, body)
+
+    # dimensions ------------------------------------------------------------------------
+    def dim_list(self) -> Iterator[Any]:
+        self.expect("(")
+        dims = []
+        while not self.at(")"):
+            dims.append((yield self.dim_sum()))
+            if not self.accept(","):
+                break
+        self.expect(")")
+        return dims
+
+    def dim_sum(self) -> Iterator[Any]:
+        total = yield self.dim_term()
+        while self.at("+") or self.at("-"):
+            sign = self.advance().text
+            term = yield self.dim_term()
+            total = total + term if sign == "+" else total - term
+        return total
+
+    def dim_term(self) -> Iterator[Any]:
+        value = yield self.dim_factor()
+        while self.at("*") or self.at("//"):
+            op = self.advance()
+            factor = yield self.dim_factor()
+            value = value * factor if op.text == "*" else self.build(op, lambda a, b: a // b, value, factor)
+        return value
+
+    def dim_factor(self) -> Iterator[Any]:
+        tok = self.tok
+        if self.accept("-"):
+            return -(yield self.dim_factor())
+        if self.accept("("):
+            value = yield self.dim_sum()
+            self.expect(")")
+            return value
+        if tok.kind == "number":
+            return Dim.const(self.integer("a dimension"))
+        name = self.identifier("a dimension (an integer or a Dim variable)")
+        tv = self.tvars.names.get(name.text)
+        if tv is None or tv.kind is not Kind.DIM:
+            what = "unknown" if tv is None else f"of kind {tv.kind.value}, not a"
+            raise self.error(f"{name.text} is {what} dimension variable", name)
+        return as_dim(tv)
+
+    # expressions -----------------------------------------------------------------------
+    def expr(self) -> Iterator[Any]:
+        if self.at("let"):
+            return (yield self.let_chain())
+        if self.at("if"):
+            tok = self.advance()
+            cond = yield self.assign()
+            self.expect("then")
+            then_branch = yield self.expr()
+            self.expect("else")
+            else_branch = yield self.expr()
+            return If(cond, then_branch, else_branch, span=tok.span)
+        return (yield self.assign())
+
+    def let_chain(self) -> Iterator[Any]:
+        bindings: list[tuple[Token, Var, Expr]] = []
+        saved = []
+        try:
+            while self.at("let"):  # chains loop here: one frame however long they are
+                tok = self.advance()
+                name = self.name_token("local", "a variable such as %x")
+                annotation = (yield self.type_()) if self.accept(":") else None
+                var = Var(name.text[1:], annotation, span=name.span)
+                self.expect("=")
+                recursive = self.at("fn")
+                if recursive:
+                    saved.append(self.locals.push(var.name_hint, var))
+                value = yield self.expr()
+                self.expect("in")
+                if not recursive:
+                    saved.append(self.locals.push(var.name_hint, var))
+                bindings.append((tok, var, value))
+            body = yield self.expr()
+        finally:
+            self.locals.pop(saved)
+        for tok, var, value in reversed(bindings):
+            body = Let(var, value, body, span=tok.span)
+        return body
+
+    def assign(self) -> Iterator[Any]:
+        left = yield self.compare()
+        if self.at(":="):
+            tok = self.advance()
+            right = yield self.compare()
+            return RefWrite(left, right, span=tok.span)
+        return left
+
+    def compare(self) -> Iterator[Any]:
+        left = yield self.binary(0)
+        if self.tok.text in _COMPARISONS and self.tok.kind == "punct":
+            tok = self.advance()
+            right = yield self.binary(0)
+            if self.tok.text in _COMPARISONS and self.tok.kind == "punct":
+                raise self.error("comparisons do not chain: add parentheses", self.tok)
+            left = Call(Op(_SYMBOL_OPS[tok.text]), (left, right), span=tok.span)
+        return left
+
+    def binary(self, level: int) -> Iterator[Any]:
+        """Left-associative ``+ -`` (level 0) and ``* /`` (level 1)."""
+        symbols = ("+", "-") if level == 0 else ("*", "/")
+        left = (yield self.binary(1)) if level == 0 else (yield self.prefix())
+        while self.tok.kind == "punct" and self.tok.text in symbols:
+            tok = self.advance()
+            right = (yield self.binary(1)) if level == 0 else (yield self.prefix())
+            left = Call(Op(_SYMBOL_OPS[tok.text]), (left, right), span=tok.span)
+        return left
+
+    def prefix(self) -> Iterator[Any]:
+        tok = self.tok
+        if tok.kind == "punct" and tok.text == "-":
+            if self.peek().kind == "number" and self.peek().start == tok.end:
+                return (yield self.postfix())  # a negative literal
+            self.advance()
+            return Call(Op("neg"), ((yield self.prefix()),), span=tok.span)
+        if tok.kind == "ident" and tok.text == "sq":
+            self.advance()
+            return Call(Op("sq"), ((yield self.prefix()),), span=tok.span)
+        if tok.kind == "punct" and tok.text == "!":
+            self.advance()
+            return RefRead((yield self.prefix()), span=tok.span)
+        if tok.kind == "punct" and tok.text == "(":
+            ascribed = yield self.ascription()
+            if ascribed is not None:
+                return ascribed
+        return (yield self.postfix())
+
+    def ascription(self) -> Iterator[Any]:
+        """``(T) e`` when the parenthesis holds a type, else None with nothing consumed."""
+        start, start_pos, nxt = self.tok, self.pos, self.peek()
+        certain = nxt.kind == "ident" and nxt.text not in _EXPR_WORDS
+        if not certain and not (nxt.kind == "punct" and nxt.text == "("):
+            return None
+        self.advance()
+        try:
+            ty = yield self.type_()
+            self.expect(")")
+            if not certain and not self.starts_expression():
+                raise self.expected("an expression after the ascribed type")
+        except ParseError:
+            if certain:
+                raise
+            self.pos = start_pos
+            return None
+        value = yield self.prefix()
+        return Ascribe(value, ty, span=start.span)
+
+    def starts_expression(self) -> bool:
+        tok = self.tok
+        if tok.kind in ("local", "global", "number"):
+            return True
+        if tok.kind == "ident":
+            return tok.text in _EXPR_WORDS
+        return tok.kind == "punct" and tok.text in ("(", "-", "!")
+
+    def postfix(self) -> Iterator[Any]:
+        value = yield self.primary()
+        while self.tok.kind == "punct" and self.tok.text in ("(", "["):
+            tok = self.advance()
+            if tok.text == "[":
+                index = self.integer("a tuple index")
+                if index < 0:
+                    raise self.error("a tuple index cannot be negative", tok)
+                self.expect("]")
+                value = Proj(value, index, span=tok.span)
+            else:
+                args, attrs = yield self.call_args(value, tok)
+                value = self.build(tok, Call, value, args, attrs, span=tok.span)
+        return value
+
+    def call_args(self, callee: Expr, open_tok: Token) -> Iterator[Any]:
+        args: list[Expr] = []
+        attrs: list[tuple[str, Any]] = []
+        while not self.at(")"):
+            if self.tok.kind == "ident" and self.peek().text == "=" and self.peek().kind == "punct":
+                name = self.advance()
+                self.advance()
+                if not isinstance(callee, Op):
+                    raise self.error("attributes are only allowed on operator calls", name)
+                if any(n == name.text for n, _ in attrs):
+                    raise self.error(f"attribute {name.text} is given twice", name)
+                attrs.append((name.text, (yield self.attr_value())))
+            elif attrs:
+                raise self.expected("an attribute (name=value): positional arguments come first")
+            else:
+                args.append((yield self.expr()))
+            if not self.accept(","):
+                break
+        self.expect(")")
+        return args, attrs
+
+    def attr_value(self) -> Iterator[Any]:
+        tok = self.tok
+        if tok.kind == "number" or (tok.text == "-" and self.peek().kind == "number"):
+            return self.attr_number()
+        if tok.kind == "string":
+            self.advance()
+            try:
+                return json.loads(tok.text)
+            except ValueError:
+                raise self.error("bad escape in string", tok) from None
+        if tok.kind == "ident" and tok.text in ("true", "false", "none"):
+            self.advance()
+            return {"true": True, "false": False, "none": None}[tok.text]
+        if tok.kind == "ident" and (tok.text in _BASE_TYPES or tok.text == "BoolType"):
+            return (yield self.type_())
+        if self.accept("("):
+            items = []
+            while not self.at(")"):
+                items.append((yield self.attr_value()))
+                if not self.accept(","):
+                    break
+            self.expect(")")
+            return tuple(items)
+        raise self.expected("an attribute value (number, true, false, none, string, tuple or base type)")
+
+    def attr_number(self) -> int | float:
+        negative = self.accept("-")
+        tok = self.advance()
+        if tok.kind != "number" or _number_body(tok.text) != tok.text:
+            raise self.error("an attribute number takes no type suffix", tok)
+        is_float = tok.text in ("nan", "inf") or any(c in tok.text for c in ".eE")
+        value = float(tok.text) if is_float else int(tok.text)
+        return -value if negative else value
+
+    def primary(self) -> Iterator[Any]:
+        tok = self.tok
+        if tok.kind == "local":
+            self.advance()
+            var = self.locals.names.get(tok.text[1:])
+            if var is None:
+                raise self.error(f"unbound variable {tok.text}", tok)
+            return var
+        if tok.kind == "global":
+            self.advance()
+            return self.global_ref(tok)
+        if tok.kind == "number" or tok.text == "-":
+            return self.number_literal()
+        if tok.kind == "punct" and tok.text == "(":
+            return (yield self.paren_or_tuple())
+        if tok.kind == "ident":
+            if tok.text in ("true", "false"):
+                self.advance()
+                return Constant(np.bool_(tok.text == "true"), span=tok.span)
+            if tok.text == "fn":
+                return (yield self.function(self.advance()))
+            if tok.text in ("Zero", "Grad", "Ref"):
+                return (yield self.wrapped(tok))
+            if tok.text == "tensor":
+                return (yield self.tensor_literal())
+        raise self.expected("an expression")
+
+    def global_ref(self, tok: Token) -> Expr:
+        name = tok.text[1:]
+        if name in self.globals:
+            return GlobalVar(name, span=tok.span)
+        if name in self.declared_ops or lookup_op(name) is not None:
+            return Op(name, span=tok.span)
+        raise self.error(f"unknown global or operator @{name}", tok)
+
+    def wrapped(self, tok: Token) -> Iterator[Any]:
+        """``Zero(T)``, ``Grad(e)`` and ``Ref(e)``."""
+        self.advance()
+        self.expect("(")
+        inner = (yield self.type_()) if tok.text == "Zero" else (yield self.expr())
+        self.expect(")")
+        node = {"Zero": Zero, "Grad": Grad, "Ref": RefNew}[tok.text]
+        return node(inner, span=tok.span)
+
+    def paren_or_tuple(self) -> Iterator[Any]:
+        tok = self.advance()
+        fields: list[Expr] = []
+        trailing_comma = False
+        while not self.at(")"):
+            fields.append((yield self.expr()))
+            trailing_comma = self.accept(",")
+            if not trailing_comma:
+                break
+        self.expect(")")
+        if len(fields) == 1 and not trailing_comma:
+            return fields[0]
+        return Tuple(fields, span=tok.span)
+
+    def function(self, start: Token) -> Iterator[Any]:
+        """The rest of ``fn[...](...) -> T { e }`` or ``def @f[...](...) -> T { e }``."""
+        type_params = self.type_params("]") if self.accept("[") else []
+        saved_tvars = [self.tvars.push(tv.name, tv) for tv in type_params]
+        saved_locals = []
+        try:
+            self.expect("(")
+            params: list[Var] = []
+            while not self.at(")"):
+                name = self.name_token("local", "a parameter such as %x")
+                if any(p.name_hint == name.text[1:] for p in params):
+                    raise self.error(f"parameter {name.text} appears twice", name)
+                annotation = (yield self.type_()) if self.accept(":") else None
+                params.append(Var(name.text[1:], annotation, span=name.span))
+                if not self.accept(","):
+                    break
+            self.expect(")")
+            ret_type = (yield self.type_()) if self.accept("->") else None
+            self.expect("{")
+            saved_locals = [self.locals.push(p.name_hint, p) for p in params]
+            body = yield self.expr()
+            self.expect("}")
+        finally:
+            self.locals.pop(saved_locals)
+            self.tvars.pop(saved_tvars)
+        return Function(params, body, ret_type, type_params, span=start.span)
+
+    # literals ----------------------------------------------------------------------------
+    def number_literal(self) -> Constant:
+        start = self.tok
+        negative = self.accept("-")
+        tok = self.tok
+        if tok.kind != "number" or (negative and tok.start != start.end):
+            raise self.expected("a number")
+        self.advance()
+        text = tok.text
+        digits = _number_body(text)
+        suffix = text[len(digits):]
+        is_float = digits in ("nan", "inf") or any(c in digits for c in ".eE")
+        if suffix:
+            dtype = _SUFFIX_DTYPES.get(suffix)
+            if dtype is None:
+                raise self.error(f"unknown literal suffix {suffix!r} (use one of {', '.join(sorted(_SUFFIX_DTYPES))})", tok)
+        else:
+            dtype = FloatType(32) if is_float else IntType(32)
+        if is_float and not isinstance(dtype, FloatType):
+            raise self.error(f"{text} is not an integer, so it cannot have type {suffix}", tok)
+        value = _literal_value(("-" if negative else "") + digits, dtype)
+        if value is None:
+            raise self.error(f"{'-' * negative}{digits} does not fit {dtype}; use a wider suffix such as i64", tok)
+        return Constant(value, span=start.span)
+
+    def tensor_literal(self) -> Iterator[Any]:
+        start = self.advance()
+        self.expect("(")
+        dtype_tok = self.tok
+        dtype = yield self.type_()
+        if not isinstance(dtype, BaseType):
+            raise self.error("a tensor literal needs a base type such as FloatType(32)", dtype_tok)
+        self.expect(",")
+        self.expect("Shape")
+        shape_tok = self.tok
+        dims = yield self.dim_list()
+        if any(d.value is None or d.value < 0 for d in dims):
+            raise self.error("a tensor literal needs a shape of non-negative integers", shape_tok)
+        self.expect(",")
+        self.expect("[")
+        elements = []
+        while not self.at("]"):
+            elements.append(self.element(dtype))
+            if not self.accept(","):
+                break
+        self.expect("]")
+        self.expect(")")
+        shape = tuple(d.value for d in dims)
+        if len(elements) != math.prod(shape):
+            raise self.error(f"tensor literal of shape {shape} needs {math.prod(shape)} elements, not {len(elements)}", start)
+        array = np.array(elements, dtype=dtype.to_numpy()).reshape(shape)
+        return Constant(array, span=start.span)
+
+    def element(self, dtype: BaseType) -> Any:
+        tok = self.tok
+        if isinstance(dtype, BoolType):
+            if tok.text not in ("true", "false"):
+                raise self.expected("true or false")
+            self.advance()
+            return tok.text == "true"
+        negative = self.accept("-")
+        tok = self.tok
+        if tok.kind != "number" or _number_body(tok.text) != tok.text:
+            raise self.expected("a number without a suffix")
+        self.advance()
+        value = _literal_value(("-" if negative else "") + tok.text, dtype)
+        if value is None:
+            raise self.error(f"{tok.text} is not a valid {dtype} element", tok)
+        return value
+
+
+def _number_body(text: str) -> str:
+    """The numeric part of a number token, without its dtype suffix."""
+    return _NUMBER_BODY.match(text).group()
+
+
+def _literal_value(text: str, dtype: BaseType) -> Any:
+    """``text`` as a NumPy scalar of ``dtype``, or None when it is out of range."""
+    np_dtype = dtype.to_numpy()
+    if isinstance(dtype, FloatType):
+        return np_dtype.type(float(text))
+    if any(c in text for c in ".eEni"):
+        return None
+    value = int(text)
+    info = np.iinfo(np_dtype)
+    return np_dtype.type(value) if info.min <= value <= info.max else None
+
+
+def parse(text: str, filename: str = "<string>") -> Module:
+    """Read a module from its text form; raises ``ParseError`` on bad text."""
+    if not isinstance(text, str):
+        raise TypeError(f"parse takes a str, not {type(text).__name__}")
+    try:
+        return trampoline(Parser(text, filename).module())
+    except ParseError as err:
+        raise err.with_traceback(None) from None  # the parser's frames are noise to the user
+
+
+def parse_expr(text: str, filename: str = "<string>") -> Expr:
+    """Read one closed expression (handy in tests and at the REPL)."""
+    parser = Parser(text, filename)
+    expr = trampoline(parser.expr())
+    if parser.tok.kind != "eof":
+        raise parser.expected("end of input")
+    return expr

@@ -1,0 +1,139 @@
+"""Iterative traversal: a generator trampoline, visitor and mutator bases, free variables.
+
+Nothing here recurses in Python, so a 100,000-deep let chain is as safe as a short one.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generator, Iterator
+
+import attrs
+
+from .expr import Expr, Function, Let, Var
+
+Step = Generator[Any, Any, Any]
+
+
+def trampoline(root: Step) -> Any:
+    """Run a generator written like a recursive function, without Python recursion.
+
+    A generator "calls" another by yielding it and receives its return value back from
+    ``yield``; an exception raised in the callee is re-raised at the caller's ``yield``.
+    """
+    stack = [root]
+    value: Any = None
+    error: BaseException | None = None
+    while stack:
+        gen = stack[-1]
+        try:
+            if error is not None:
+                pending, error = error, None
+                request = gen.throw(pending)
+            else:
+                request = gen.send(value)
+        except StopIteration as stop:
+            stack.pop()
+            value = stop.value
+            continue
+        except Exception as exc:  # hand it to the caller's yield
+            stack.pop()
+            if not stack:
+                raise
+            error = exc
+            continue
+        stack.append(request)
+        value = None
+    return value
+
+
+def post_order(root: Expr) -> Iterator[Expr]:
+    """Every distinct node once, children before parents."""
+    done: set[int] = set()
+    stack: list[tuple[Expr, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if id(node) in done:
+            continue
+        if expanded:
+            done.add(id(node))
+            yield node
+            continue
+        stack.append((node, True))
+        stack.extend((child, False) for child in reversed(tuple(node.children())) if id(child) not in done)
+
+
+def with_children(node: Expr, children: list[Expr]) -> Expr:
+    """``node`` with its sub-expressions replaced in field order; ``node`` itself if unchanged."""
+    new_children = iter(children)
+    changes = {}
+    for field in attrs.fields(type(node)):
+        value = getattr(node, field.name)
+        if isinstance(value, Expr):
+            new = next(new_children)
+            if new is not value:
+                changes[field.name] = new
+        elif isinstance(value, tuple) and any(isinstance(v, Expr) for v in value):
+            new_tuple = tuple(next(new_children) if isinstance(v, Expr) else v for v in value)
+            if any(a is not b for a, b in zip(new_tuple, value)):
+                changes[field.name] = new_tuple
+    return attrs.evolve(node, **changes) if changes else node
+
+
+class ExprMutator:
+    """Bottom-up rewriting: override ``rewrite(old, new)``.
+
+    ``new`` is ``old`` rebuilt with its already-rewritten children (``old`` itself when no
+    child changed). Shared sub-expressions are rewritten once.
+    """
+
+    def __init__(self) -> None:
+        self.memo: dict[int, tuple[Expr, Expr]] = {}
+
+    def rewrite(self, old: Expr, new: Expr) -> Expr:
+        return new
+
+    def mutate(self, expr: Expr) -> Expr:
+        for node in post_order(expr):
+            if id(node) in self.memo:
+                continue
+            children = [self.memo[id(c)][1] for c in node.children()]
+            self.memo[id(node)] = (node, self.rewrite(node, with_children(node, children)))
+        return self.memo[id(expr)][1]
+
+
+class ExprVisitor:
+    """Visits every distinct node once, children first: override ``visit(node)``."""
+
+    def visit(self, node: Expr) -> None:
+        pass
+
+    def run(self, expr: Expr) -> None:
+        for node in post_order(expr):
+            self.visit(node)
+
+
+def bound_vars(expr: Expr) -> list[Var]:
+    """Variables bound by lets and function parameters inside ``expr``, in post order."""
+    found: list[Var] = []
+    for node in post_order(expr):
+        if isinstance(node, Let):
+            found.append(node.var)
+        elif isinstance(node, Function):
+            found.extend(node.params)
+    return found
+
+
+def free_vars(expr: Expr) -> list[Var]:
+    """Variables used in ``expr`` but bound outside it, in first-use order.
+
+    Each variable object is bound in one place only (the printer and parser keep it so), so
+    free = used - bound, without tracking scopes.
+    """
+    bound = {id(v) for v in bound_vars(expr)}
+    seen: set[int] = set()
+    result = []
+    for node in post_order(expr):
+        if isinstance(node, Var) and id(node) not in bound and id(node) not in seen:
+            seen.add(id(node))
+            result.append(node)
+    return result

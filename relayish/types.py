@@ -1,0 +1,250 @@
+"""Types and kinds (the Relay paper's Figure 5, plus dimension variables).
+
+Types are immutable and compare structurally, except type variables, which are equal only
+to themselves (names are for printing). Equality and hashing are iterative and the hash is
+computed once, bottom-up, at construction, so a type nested 100,000 deep compares and
+hashes without recursion.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from typing import Iterator
+
+import attrs
+import numpy as np
+
+from .dims import Dim, DimLike, as_dim
+
+
+class Kind(enum.Enum):
+    TYPE = "Type"
+    SHAPE = "Shape"
+    BASE_TYPE = "BaseType"
+    DIM = "Dim"
+
+
+class Type:
+    """Base of all type-level terms: base types, shapes, types, type variables."""
+
+    __slots__ = ()
+
+    def _items(self) -> Iterator[object]:
+        """Field values in order, tuples flattened behind their length."""
+        for field in attrs.fields(type(self)):
+            if field.name == "_hash":
+                continue
+            value = getattr(self, field.name)
+            if isinstance(value, tuple):
+                yield len(value)
+                yield from value
+            else:
+                yield value
+
+    def __attrs_post_init__(self) -> None:
+        parts = tuple(v._hash if isinstance(v, Type) else v for v in self._items())
+        object.__setattr__(self, "_hash", hash((type(self).__name__, parts)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Type):
+            return NotImplemented
+        stack = [(self, other)]
+        seen: set[tuple[int, int]] = set()  # types are DAGs: compare each shared pair once
+        while stack:
+            a, b = stack.pop()
+            if a is b or (id(a), id(b)) in seen:
+                continue
+            seen.add((id(a), id(b)))
+            if type(a) is not type(b) or a._hash != b._hash or isinstance(a, TypeVar):
+                return False
+            for x, y in zip(a._items(), b._items(), strict=True):
+                if isinstance(x, Type):
+                    if not isinstance(y, Type):
+                        return False
+                    stack.append((x, y))
+                elif x != y:
+                    return False
+        return True
+
+    def __repr__(self) -> str:
+        from .printer import astext
+
+        return astext(self)
+
+    __str__ = __repr__
+
+
+def _type_class(cls):
+    return attrs.define(frozen=True, slots=True, eq=False, repr=False)(cls)
+
+
+_hash_field = attrs.field(init=False, default=0)
+
+
+class BaseType(Type):
+    """A scalar element type (kind BaseType)."""
+
+    __slots__ = ()
+    widths: tuple[int, ...] = ()
+    numpy_kind = ""
+
+    def to_numpy(self) -> np.dtype:
+        return np.dtype(f"{self.numpy_kind}{self.bits // 8}") if self.numpy_kind != "b" else np.dtype(bool)
+
+    @staticmethod
+    def from_numpy(dtype: np.dtype) -> BaseType:
+        dtype = np.dtype(dtype)
+        for cls in (IntType, UIntType, FloatType):
+            if dtype.kind == cls.numpy_kind and dtype.itemsize * 8 in cls.widths:
+                return cls(dtype.itemsize * 8)
+        if dtype.kind == "b":
+            return BoolType()
+        raise TypeError(f"relayish has no base type for NumPy dtype {dtype}")
+
+
+def _check_width(instance: BaseType, attribute: attrs.Attribute, value: int) -> None:
+    if value not in instance.widths:
+        raise ValueError(f"{type(instance).__name__} width must be one of {instance.widths}, not {value}")
+
+
+@_type_class
+class IntType(BaseType):
+    bits: int = attrs.field(validator=_check_width)
+    _hash: int = _hash_field
+    widths = (8, 16, 32, 64)
+    numpy_kind = "i"
+
+
+@_type_class
+class UIntType(BaseType):
+    bits: int = attrs.field(validator=_check_width)
+    _hash: int = _hash_field
+    widths = (8, 16, 32, 64)
+    numpy_kind = "u"
+
+
+@_type_class
+class FloatType(BaseType):
+    bits: int = attrs.field(validator=_check_width)
+    _hash: int = _hash_field
+    widths = (16, 32, 64)
+    numpy_kind = "f"
+
+
+@_type_class
+class BoolType(BaseType):
+    _hash: int = _hash_field
+    numpy_kind = "b"
+    bits = 8
+
+
+def _as_dims(values) -> tuple[Dim, ...]:
+    return tuple(as_dim(v) for v in values)
+
+
+@_type_class
+class Shape(Type):
+    """A tensor shape (kind Shape): a tuple of dimensions, each possibly symbolic."""
+
+    dims: tuple[Dim, ...] = attrs.field(converter=_as_dims)
+    _hash: int = _hash_field
+
+    def __init__(self, *dims: DimLike):
+        self.__attrs_init__(dims)
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    def static(self) -> tuple[int, ...] | None:
+        """The shape as ints when every dimension is a constant, else None."""
+        values = tuple(d.value for d in self.dims)
+        return None if any(v is None for v in values) else values
+
+
+_serial = itertools.count()
+
+
+@attrs.define(frozen=True, slots=True, eq=False, repr=False)
+class TypeVar(Type):
+    """A type-level variable of some kind; identity is by object, the name only prints."""
+
+    name: str
+    kind: Kind = Kind.TYPE
+    serial: int = attrs.field(init=False, factory=lambda: next(_serial))
+    _hash: int = _hash_field
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_hash", object.__hash__(self))
+
+    # Dimension variables take part in shape arithmetic directly: ``2 * n + 1``.
+    def _dim(self) -> Dim:
+        if self.kind is not Kind.DIM:
+            raise TypeError(f"type variable {self.name} of kind {self.kind.value} is not a dimension")
+        return as_dim(self)
+
+    def __add__(self, other): return self._dim() + other  # noqa: E704
+    def __radd__(self, other): return other + self._dim()  # noqa: E704
+    def __sub__(self, other): return self._dim() - other  # noqa: E704
+    def __rsub__(self, other): return as_dim(other) - self._dim()  # noqa: E704
+    def __mul__(self, other): return self._dim() * other  # noqa: E704
+    def __rmul__(self, other): return as_dim(other) * self._dim()  # noqa: E704
+    def __floordiv__(self, other): return self._dim() // other  # noqa: E704
+    def __neg__(self): return -self._dim()  # noqa: E704
+
+
+@_type_class
+class TensorType(Type):
+    """``Tensor(dtype, shape)``; dtype and shape may be type variables of their kinds."""
+
+    dtype: Type
+    shape: Type
+    _hash: int = _hash_field
+
+
+@_type_class
+class TupleType(Type):
+    """A product type; ``TupleType(())`` is unit."""
+
+    fields: tuple[Type, ...] = attrs.field(converter=tuple)
+    _hash: int = _hash_field
+
+
+@_type_class
+class FuncType(Type):
+    params: tuple[Type, ...] = attrs.field(converter=tuple)
+    ret: Type
+    _hash: int = _hash_field
+
+
+@_type_class
+class RefType(Type):
+    value: Type
+    _hash: int = _hash_field
+
+
+@_type_class
+class ForallType(Type):
+    """``forall (a: K, ...), body``: binds its type variables in ``body``."""
+
+    params: tuple[TypeVar, ...] = attrs.field(converter=tuple)
+    body: Type
+    _hash: int = _hash_field
+
+    def __attrs_post_init__(self) -> None:
+        # Bound variables hash by position so alpha-equivalent foralls may share a hash.
+        object.__setattr__(self, "_hash", hash(("forall", len(self.params), self.body._hash)))
+
+
+def scalar_type(dtype: BaseType) -> TensorType:
+    """The rank-0 tensor type of a base type."""
+    return TensorType(dtype, Shape())
+
+
+UNIT = TupleType(())
