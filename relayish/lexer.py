@@ -57,7 +57,8 @@ def tokenize(text: str, filename: str) -> list[Token]:
                 kind = "number"
             tokens.append(Token(kind, word, pos, match.end(), span_at(pos, line_index)))
         pos = match.end()
-    while line_index + 1 < len(line_starts) and line_starts[line_index + 1] <= pos:
-        line_index += 1
-    tokens.append(Token("eof", "", pos, pos, span_at(pos, line_index)))
+    # End of input is shown just after the last token, where the missing text belongs.
+    end = tokens[-1].end if tokens else 0
+    end_line = tokens[-1].span.line - 1 if tokens else 0
+    tokens.append(Token("eof", "", pos, pos, span_at(end, end_line)))
     return tokens

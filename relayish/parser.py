@@ -293,9 +293,10 @@ class Parser:
             return Dim.const(self.integer("a dimension"))
         name = self.identifier("a dimension (an integer or a Dim variable)")
         tv = self.tvars.names.get(name.text)
-        if tv is None or tv.kind is not Kind.DIM:
-            what = "unknown" if tv is None else f"of kind {tv.kind.value}, not a"
-            raise self.error(f"{name.text} is {what} dimension variable", name)
+        if tv is None:
+            raise self.error(f"unknown dimension variable {name.text} (bind it with [{name.text}: Dim])", name)
+        if tv.kind is not Kind.DIM:
+            raise self.error(f"{name.text} is of kind {tv.kind.value}, not a dimension variable", name)
         return as_dim(tv)
 
     # expressions -----------------------------------------------------------------------
