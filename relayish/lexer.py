@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import re
 
-import attrs
-
 from .errors import ParseError, Span
 
 _TOKEN = re.compile(
@@ -23,42 +21,59 @@ _TOKEN = re.compile(
 _SPECIAL_FLOAT = re.compile(r"(nan|inf)(f16|f32|f64)?\Z")
 
 
-@attrs.frozen
 class Token:
-    kind: str  # local, global, number, ident, string, punct, eof
-    text: str
-    start: int
-    end: int
-    span: Span
+    """A token; its Span is made only when someone asks (most tokens never need one)."""
+
+    __slots__ = ("kind", "text", "start", "end", "line", "col", "_source")
+
+    def __init__(self, kind: str, text: str, start: int, end: int, line: int, col: int, source: _Source):
+        self.kind, self.text, self.start, self.end = kind, text, start, end
+        self.line, self.col, self._source = line, col, source
+
+    @property
+    def span(self) -> Span:
+        return Span(self._source.filename, self.line, self.col, self._source.line_text(self.line))
+
+    def __repr__(self) -> str:
+        return f"Token({self.kind}, {self.text!r}, {self.line}:{self.col})"
+
+
+class _Source:
+    def __init__(self, text: str, filename: str):
+        self.text = text
+        self.filename = filename
+        self._lines: list[str] | None = None
+
+    def line_text(self, line: int) -> str:
+        if self._lines is None:
+            self._lines = self.text.split("\n")
+        return self._lines[line - 1]
 
 
 def tokenize(text: str, filename: str) -> list[Token]:
     """Split ``text`` into tokens; ``nan`` and ``inf`` (with a dtype suffix) are numbers."""
-    lines = text.split("\n")
-    line_starts = [0]
-    for line in lines[:-1]:
-        line_starts.append(line_starts[-1] + len(line) + 1)
-
-    def span_at(pos: int, line_index: int) -> Span:
-        return Span(filename, line_index + 1, pos - line_starts[line_index] + 1, lines[line_index])
-
+    source = _Source(text, filename)
     tokens = []
-    pos, line_index = 0, 0
+    pos, line, line_start = 0, 1, 0
+    match_token = _TOKEN.match
     while pos < len(text):
-        while line_index + 1 < len(line_starts) and line_starts[line_index + 1] <= pos:
-            line_index += 1
-        match = _TOKEN.match(text, pos)
+        match = match_token(text, pos)
         if match is None:
-            raise ParseError(f"unexpected character {text[pos]!r}", span_at(pos, line_index))
-        kind = match.lastgroup
-        if kind != "space":
+            raise ParseError(f"unexpected character {text[pos]!r}", Token("", "", pos, pos, line, pos - line_start + 1, source).span)
+        kind, end = match.lastgroup, match.end()
+        if kind == "space":
+            newlines = text.count("\n", pos, end)
+            if newlines:
+                line += newlines
+                line_start = text.rfind("\n", pos, end) + 1
+        else:
             word = match.group()
             if kind == "ident" and _SPECIAL_FLOAT.match(word):
                 kind = "number"
-            tokens.append(Token(kind, word, pos, match.end(), span_at(pos, line_index)))
-        pos = match.end()
+            tokens.append(Token(kind, word, pos, end, line, pos - line_start + 1, source))
+        pos = end
     # End of input is shown just after the last token, where the missing text belongs.
-    end = tokens[-1].end if tokens else 0
-    end_line = tokens[-1].span.line - 1 if tokens else 0
-    tokens.append(Token("eof", "", pos, pos, span_at(end, end_line)))
+    last = tokens[-1] if tokens else None
+    eof_line, eof_col = (last.line, last.col + len(last.text)) if last else (1, 1)
+    tokens.append(Token("eof", "", pos, pos, eof_line, eof_col, source))
     return tokens

@@ -32,9 +32,12 @@ from .types import (
 )  # fmt: skip
 
 _SYMBOL_OPS = {symbol: name for name, symbol in BINARY_OPS.items()}
-_COMPARISONS = {"==", "!=", "<", "<=", ">", ">="}
+_ASSIGN, _COMPARE, _ADD, _MUL = 1, 2, 3, 4
+_INFIX_LEVELS = {":=": _ASSIGN, "+": _ADD, "-": _ADD, "*": _MUL, "/": _MUL}
+_INFIX_LEVELS.update(dict.fromkeys(("==", "!=", "<", "<=", ">", ">="), _COMPARE))
 _SUFFIX_DTYPES = {suffix: dtype for dtype, suffix in DTYPE_SUFFIX.items()}
-_SUFFIX_DTYPES.update({"i32": IntType(32), "f32": FloatType(32)})
+_INT32, _FLOAT32 = IntType(32), FloatType(32)
+_SUFFIX_DTYPES.update({"i32": _INT32, "f32": _FLOAT32})
 _NUMBER_BODY = re.compile(r"nan|inf|\d+\.\d*(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+|\d+")
 _KINDS = {kind.value: kind for kind in Kind}
 _BASE_TYPES = {"IntType": IntType, "UIntType": UIntType, "FloatType": FloatType}
@@ -305,13 +308,13 @@ class Parser:
             return (yield self.let_chain())
         if self.at("if"):
             tok = self.advance()
-            cond = yield self.assign()
+            cond = yield self.binary(_ASSIGN)
             self.expect("then")
             then_branch = yield self.expr()
             self.expect("else")
             else_branch = yield self.expr()
             return If(cond, then_branch, else_branch, span=tok.span)
-        return (yield self.assign())
+        return (yield self.binary(_ASSIGN))
 
     def let_chain(self) -> Iterator[Any]:
         bindings: list[tuple[Token, Var, Expr]] = []
@@ -338,52 +341,55 @@ class Parser:
             body = Let(var, value, body, span=tok.span)
         return body
 
-    def assign(self) -> Iterator[Any]:
-        left = yield self.compare()
-        if self.at(":="):
-            tok = self.advance()
-            right = yield self.compare()
-            return RefWrite(left, right, span=tok.span)
-        return left
+    def binary(self, min_level: int) -> Iterator[Any]:
+        """Infix operators by precedence climbing: ``:=`` < comparisons < ``+ -`` < ``* /``."""
+        left = yield self.unary()
+        while True:
+            tok = self.tok
+            level = _INFIX_LEVELS.get(tok.text) if tok.kind == "punct" else None
+            if level is None or level < min_level:
+                return left
+            self.advance()
+            right = yield self.binary(level + 1)
+            if level == _ASSIGN:
+                left = RefWrite(left, right, span=tok.span)
+            else:
+                left = Call(Op(_SYMBOL_OPS[tok.text]), (left, right), span=tok.span)
+            following = self.tok
+            if level <= _COMPARE and following.kind == "punct" and _INFIX_LEVELS.get(following.text) == level:
+                what = "comparisons do" if level == _COMPARE else ":= does"
+                raise self.error(f"{what} not chain: add parentheses", following)
 
-    def compare(self) -> Iterator[Any]:
-        left = yield self.binary(0)
-        if self.tok.text in _COMPARISONS and self.tok.kind == "punct":
-            tok = self.advance()
-            right = yield self.binary(0)
-            if self.tok.text in _COMPARISONS and self.tok.kind == "punct":
-                raise self.error("comparisons do not chain: add parentheses", self.tok)
-            left = Call(Op(_SYMBOL_OPS[tok.text]), (left, right), span=tok.span)
-        return left
-
-    def binary(self, level: int) -> Iterator[Any]:
-        """Left-associative ``+ -`` (level 0) and ``* /`` (level 1)."""
-        symbols = ("+", "-") if level == 0 else ("*", "/")
-        left = (yield self.binary(1)) if level == 0 else (yield self.prefix())
-        while self.tok.kind == "punct" and self.tok.text in symbols:
-            tok = self.advance()
-            right = (yield self.binary(1)) if level == 0 else (yield self.prefix())
-            left = Call(Op(_SYMBOL_OPS[tok.text]), (left, right), span=tok.span)
-        return left
-
-    def prefix(self) -> Iterator[Any]:
+    def unary(self) -> Iterator[Any]:
+        """Prefix operators, then an operand, then calls and projections."""
         tok = self.tok
-        if tok.kind == "punct" and tok.text == "-":
-            if self.peek().kind == "number" and self.peek().start == tok.end:
-                return (yield self.postfix())  # a negative literal
-            self.advance()
-            return Call(Op("neg"), ((yield self.prefix()),), span=tok.span)
-        if tok.kind == "ident" and tok.text == "sq":
-            self.advance()
-            return Call(Op("sq"), ((yield self.prefix()),), span=tok.span)
-        if tok.kind == "punct" and tok.text == "!":
-            self.advance()
-            return RefRead((yield self.prefix()), span=tok.span)
+        if tok.kind == "punct" and tok.text in ("-", "!") or tok.kind == "ident" and tok.text == "sq":
+            touching_number = tok.text == "-" and self.peek().kind == "number" and self.peek().start == tok.end
+            if not touching_number:
+                self.advance()
+                operand = yield self.unary()
+                if tok.text == "!":
+                    return RefRead(operand, span=tok.span)
+                return Call(Op("neg" if tok.text == "-" else "sq"), (operand,), span=tok.span)
         if tok.kind == "punct" and tok.text == "(":
             ascribed = yield self.ascription()
             if ascribed is not None:
                 return ascribed
-        return (yield self.postfix())
+        value = self.atom()
+        if value is None:
+            value = yield self.compound()
+        while self.tok.kind == "punct" and self.tok.text in ("(", "["):
+            tok = self.advance()
+            if tok.text == "[":
+                index = self.integer("a tuple index")
+                if index < 0:
+                    raise self.error("a tuple index cannot be negative", tok)
+                self.expect("]")
+                value = Proj(value, index, span=tok.span)
+            else:
+                args, attrs = yield self.call_args(value, tok)
+                value = self.build(tok, Call, value, args, attrs, span=tok.span)
+        return value
 
     def ascription(self) -> Iterator[Any]:
         """``(T) e`` when the parenthesis holds a type, else None with nothing consumed."""
@@ -402,7 +408,7 @@ class Parser:
                 raise
             self.pos = start_pos
             return None
-        value = yield self.prefix()
+        value = yield self.unary()
         return Ascribe(value, ty, span=start.span)
 
     def starts_expression(self) -> bool:
@@ -412,21 +418,6 @@ class Parser:
         if tok.kind == "ident":
             return tok.text in _EXPR_WORDS
         return tok.kind == "punct" and tok.text in ("(", "-", "!")
-
-    def postfix(self) -> Iterator[Any]:
-        value = yield self.primary()
-        while self.tok.kind == "punct" and self.tok.text in ("(", "["):
-            tok = self.advance()
-            if tok.text == "[":
-                index = self.integer("a tuple index")
-                if index < 0:
-                    raise self.error("a tuple index cannot be negative", tok)
-                self.expect("]")
-                value = Proj(value, index, span=tok.span)
-            else:
-                args, attrs = yield self.call_args(value, tok)
-                value = self.build(tok, Call, value, args, attrs, span=tok.span)
-        return value
 
     def call_args(self, callee: Expr, open_tok: Token) -> Iterator[Any]:
         args: list[Expr] = []
@@ -483,7 +474,8 @@ class Parser:
         value = float(tok.text) if is_float else int(tok.text)
         return -value if negative else value
 
-    def primary(self) -> Iterator[Any]:
+    def atom(self) -> Expr | None:
+        """Variables, globals and literals; None when the operand has sub-expressions."""
         tok = self.tok
         if tok.kind == "local":
             self.advance()
@@ -494,14 +486,18 @@ class Parser:
         if tok.kind == "global":
             self.advance()
             return self.global_ref(tok)
-        if tok.kind == "number" or tok.text == "-":
+        if tok.kind == "number" or (tok.kind == "punct" and tok.text == "-"):
             return self.number_literal()
+        if tok.kind == "ident" and tok.text in ("true", "false"):
+            self.advance()
+            return Constant(np.bool_(tok.text == "true"), span=tok.span)
+        return None
+
+    def compound(self) -> Iterator[Any]:
+        tok = self.tok
         if tok.kind == "punct" and tok.text == "(":
             return (yield self.paren_or_tuple())
         if tok.kind == "ident":
-            if tok.text in ("true", "false"):
-                self.advance()
-                return Constant(np.bool_(tok.text == "true"), span=tok.span)
             if tok.text == "fn":
                 return (yield self.function(self.advance()))
             if tok.text in ("Zero", "Grad", "Ref"):
@@ -585,7 +581,7 @@ class Parser:
             if dtype is None:
                 raise self.error(f"unknown literal suffix {suffix!r} (use one of {', '.join(sorted(_SUFFIX_DTYPES))})", tok)
         else:
-            dtype = FloatType(32) if is_float else IntType(32)
+            dtype = _FLOAT32 if is_float else _INT32
         if is_float and not isinstance(dtype, FloatType):
             raise self.error(f"{text} is not an integer, so it cannot have type {suffix}", tok)
         value = _literal_value(("-" if negative else "") + digits, dtype)

@@ -9,6 +9,7 @@ hashes without recursion.
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
 from typing import Iterator
 
@@ -32,10 +33,8 @@ class Type:
 
     def _items(self) -> Iterator[object]:
         """Field values in order, tuples flattened behind their length."""
-        for field in attrs.fields(type(self)):
-            if field.name == "_hash":
-                continue
-            value = getattr(self, field.name)
+        for name in _field_names(type(self)):
+            value = getattr(self, name)
             if isinstance(value, tuple):
                 yield len(value)
                 yield from value
@@ -80,6 +79,11 @@ class Type:
     __str__ = __repr__
 
 
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in attrs.fields(cls) if f.name != "_hash")
+
+
 def _type_class(cls):
     return attrs.define(frozen=True, slots=True, eq=False, repr=False)(cls)
 
@@ -98,6 +102,7 @@ class BaseType(Type):
         return np.dtype(f"{self.numpy_kind}{self.bits // 8}") if self.numpy_kind != "b" else np.dtype(bool)
 
     @staticmethod
+    @functools.cache
     def from_numpy(dtype: np.dtype) -> BaseType:
         dtype = np.dtype(dtype)
         for cls in (IntType, UIntType, FloatType):

@@ -8,6 +8,7 @@ reference semantics in NumPy (what the evaluator runs). The type relation slot i
 from __future__ import annotations
 
 import enum
+import functools
 from typing import Any, Callable, Iterable, Mapping
 
 import attrs
@@ -224,5 +225,6 @@ def all_ops() -> dict[str, OpDef]:
     return dict(_REGISTRY)
 
 
+@functools.cache
 def _load_library() -> None:
     from . import library  # noqa: F401  (registers the standard operators on import)
