@@ -56,3 +56,21 @@ class ParseError(RelayError):
 
 class AttributeSchemaError(RelayError):
     """An operator call with an unknown, missing or ill-typed attribute."""
+
+
+class RelayTypeError(RelayError):
+    """A program that does not type-check; ``errors`` holds every independent diagnostic.
+
+    The message renders each one as ``file:line:col: message`` with the quoted line.
+    """
+
+    def __init__(self, message: str, span: Span | None = None, errors: list[RelayTypeError] | None = None):
+        self.errors = errors or [self]
+        if errors and len(errors) > 1:
+            message = f"{len(errors)} type errors:\n" + "\n".join(str(e) for e in errors)
+            span = None
+        super().__init__(message, span)
+
+
+class KindError(RelayTypeError):
+    """A type-level term of the wrong kind: a shape where a type belongs, and so on."""

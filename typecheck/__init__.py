@@ -1,4 +1,11 @@
 """Kinding, type inference with symbolic shapes, and type errors (DESIGN.md section 4).
 
-Not yet implemented: the type-checker issue fills this layer.
+``typecheck.infer(module)`` returns the module with every binding and every function's
+result annotated (re-exported as ``relayish.infer_types``); ``typecheck.kind_of`` and
+``typecheck.check_type`` check kinds.
 """
+
+from .infer import infer
+from .kinds import check_type, kind_of
+
+__all__ = ["infer", "kind_of", "check_type"]

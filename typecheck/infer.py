@@ -1,0 +1,363 @@
+"""Type inference for modules (the Relay paper's Figure 6, extended per DESIGN.md section 4).
+
+Each global is checked on its own: annotated globals (every parameter and the result)
+have their declared type from the start, which is what lets recursive and mutually
+recursive globals check; unannotated ones are inferred after the globals they call.
+Operator calls are solved by the operator's type relation once its argument types are
+known, re-run until nothing changes (the way Relay solves shapes). Errors carry the span
+of the user's construct; independent errors in several globals are all reported.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from relayish.errors import KindError, RelayTypeError
+from relayish.expr import (
+    Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
+    RefRead, RefWrite, Tuple, Var, Zero,
+)  # fmt: skip
+from relayish.module import Module
+from relayish.ops.registry import lookup_op
+from relayish.traverse import ExprMutator, bound_vars, post_order, trampoline
+from relayish.types import (
+    UNIT, BoolType, FloatType, ForallType, FuncType, RefType, Shape, TensorType,
+    TupleType, Type, TypeVar,
+)  # fmt: skip
+
+from .kinds import check_type
+from .solver import Hole, Mismatch, Solver
+
+BOOL_SCALAR = TensorType(BoolType(), Shape())
+
+
+def declared_type(fn: Function) -> Type | None:
+    """The type a fully annotated function declares, or None if anything is missing."""
+    if fn.ret_type is None or any(p.type_annotation is None for p in fn.params):
+        return None
+    ty = FuncType([p.type_annotation for p in fn.params], fn.ret_type)
+    return ForallType(fn.type_params, ty) if fn.type_params else ty
+
+
+class FunctionChecker:
+    """Infers the types inside one global function."""
+
+    def __init__(self, module: Module, global_types: dict[str, Type]):
+        self.module = module
+        self.global_types = global_types
+        self.solver = Solver()
+        self.types: dict[int, Type] = {}  # id(node) -> type, holes resolved at the end
+        self.env: dict[int, Type] = {}  # id(var) -> type
+        self.scope: set[TypeVar] = set()
+        self.relations: list[tuple[Call, Any, list[Type], Hole]] = []
+        self.keep_alive: list[Expr] = []
+
+    # errors ---------------------------------------------------------------------------
+    def fail(self, node: Expr, message: str) -> RelayTypeError:
+        return RelayTypeError(message, node.span)
+
+    def unify(self, node: Expr, construct: str, expected: Type, actual: Type) -> None:
+        try:
+            self.solver.unify(expected, actual)
+        except Mismatch as err:
+            r = self.solver.resolve
+            raise self.fail(node, f"{construct}: expected {r(expected)}, found {r(actual)} ({err.detail})") from None
+
+    def check_annotation(self, ty: Type, node: Expr, what: str) -> None:
+        try:
+            check_type(ty, self.scope, node.span, what)
+        except KindError as err:
+            raise KindError(err.message, node.span) from None
+
+    # entry ----------------------------------------------------------------------------
+    def check(self, fn: Function, expected: Type | None) -> Type:
+        ty = trampoline(self.infer(fn))
+        if expected is not None:
+            self.unify(fn, "the definition", expected, ty)
+        self.settle()
+        return self.solver.resolve(ty)
+
+    def settle(self) -> None:
+        """Run postponed relations and dimension equations until nothing changes."""
+        progress = True
+        while progress:
+            progress = self.solver.retry_pending()
+            waiting, self.relations = self.relations, []
+            for entry in waiting:
+                progress |= self.run_relation(*entry)
+        if self.relations:
+            call = self.relations[0][0]
+            args = ", ".join(str(self.solver.resolve(t)) for t in self.relations[0][2])
+            raise self.fail(call, f"cannot infer the types of the arguments of @{call.callee.name} ({args}): annotate the parameters they come from")
+        if self.solver.pending_dims:
+            a, b, where = self.solver.pending_dims[0]
+            raise RelayTypeError(f"cannot show that {where} is equal: {a} vs {b}")
+
+    def run_relation(self, call: Call, relation: Any, args: list[Type], result: Hole) -> bool:
+        resolved = [self.solver.resolve(t) for t in args]
+        if any(self.solver.holes_in(t) for t in resolved):
+            self.relations.append((call, relation, args, result))
+            return False
+        try:
+            out = relation(resolved, self.op_attrs(call))
+        except RelayTypeError as err:
+            raise self.fail(call, f"@{call.callee.name}: {err.message}") from None
+        self.unify(call, f"the result of @{call.callee.name}", result, out)
+        return True
+
+    @staticmethod
+    def op_attrs(call: Call) -> dict[str, Any]:
+        op = lookup_op(call.callee.name)
+        return op.full_attrs(call.attrs) if op is not None else dict(call.attrs)
+
+    # expressions ------------------------------------------------------------------------
+    def infer(self, e: Expr) -> Iterator[Any]:
+        ty = yield self.rule(e)
+        self.types[id(e)] = ty
+        self.keep_alive.append(e)
+        return ty
+
+    def rule(self, e: Expr) -> Iterator[Any]:
+        if isinstance(e, Var):
+            if id(e) not in self.env:
+                raise self.fail(e, f"unbound variable %{e.name_hint}")
+            return self.env[id(e)]
+        if isinstance(e, GlobalVar):
+            if e.name not in self.global_types:
+                if e.name in self.module.functions:
+                    raise self.fail(e, f"the type of @{e.name} is not known here: annotate its parameters and result type (recursive calls need them)")
+                raise self.fail(e, f"unknown global @{e.name}")
+            return self.solver.instantiate(self.global_types[e.name])
+        if isinstance(e, Constant):
+            return TensorType(e.dtype, Shape(*e.value.shape))
+        if isinstance(e, Tuple):
+            fields = []
+            for f in e.fields:
+                fields.append((yield self.infer(f)))
+            return TupleType(fields)
+        if isinstance(e, Proj):
+            return (yield self.proj(e))
+        if isinstance(e, Let):
+            return (yield self.let_chain(e))
+        if isinstance(e, If):
+            cond = yield self.infer(e.cond)
+            self.unify(e.cond, "the condition of if", BOOL_SCALAR, cond)
+            then_type = yield self.infer(e.then_branch)
+            else_type = yield self.infer(e.else_branch)
+            self.unify(e.else_branch, "the else branch (it must have the type of the then branch)", then_type, else_type)
+            return then_type
+        if isinstance(e, Call):
+            return (yield self.call(e))
+        if isinstance(e, Function):
+            return (yield self.function(e))
+        if isinstance(e, Ascribe):
+            self.check_annotation(e.type, e, "ascribed type")
+            actual = yield self.infer(e.expr)
+            self.unify(e, "the ascription", e.type, actual)
+            return e.type
+        if isinstance(e, Zero):
+            self.check_annotation(e.type, e, "type of Zero")
+            self.check_zeroable(e)
+            return e.type
+        if isinstance(e, Grad):
+            return (yield self.grad(e))
+        if isinstance(e, RefNew):
+            return RefType((yield self.infer(e.value)))
+        if isinstance(e, RefRead):
+            content = Hole.fresh()
+            self.unify(e, "the operand of !", RefType(content), (yield self.infer(e.ref)))
+            return content
+        if isinstance(e, RefWrite):
+            ref = yield self.infer(e.ref)
+            value = yield self.infer(e.value)
+            self.unify(e, "the reference written by :=", RefType(value), ref)
+            return UNIT
+        raise self.fail(e, f"{type(e).__name__} cannot appear here")
+
+    def proj(self, e: Proj) -> Iterator[Any]:
+        ty = self.solver.shallow((yield self.infer(e.tuple_value)))
+        if not isinstance(ty, TupleType):
+            raise self.fail(e, f"projection [{e.index}]: expected a tuple, found {self.solver.resolve(ty)}")
+        if e.index >= len(ty.fields):
+            raise self.fail(e, f"projection [{e.index}]: the tuple has {len(ty.fields)} fields {self.solver.resolve(ty)}")
+        return ty.fields[e.index]
+
+    def let_chain(self, e: Let) -> Iterator[Any]:
+        while isinstance(e, Let):  # one frame for a whole chain
+            var = e.var
+            if var.type_annotation is not None:
+                self.check_annotation(var.type_annotation, e, f"annotation of %{var.name_hint}")
+            declared = var.type_annotation or Hole.fresh()
+            if isinstance(e.value, Function):  # recursive: the function may call itself
+                self.env[id(var)] = declared
+            value = yield self.infer(e.value)
+            self.unify(e, f"the value bound to %{var.name_hint}", declared, value)
+            self.env[id(var)] = declared if var.type_annotation is not None else value
+            self.types[id(var)] = self.env[id(var)]
+            self.keep_alive.append(var)
+            e = e.body
+        return (yield self.infer(e))
+
+    def call(self, e: Call) -> Iterator[Any]:
+        args = []
+        for a in e.args:
+            args.append((yield self.infer(a)))
+        callee = e.callee
+        if isinstance(callee, Op):
+            op = lookup_op(callee.name)
+            if op is not None:
+                expected = op.check_arity(len(args))
+                if expected is not None:
+                    raise self.fail(e, f"@{callee.name} takes {expected}, not {len(args)}")
+                if op.type_relation is None:
+                    raise self.fail(e, f"operator @{callee.name} has no type relation")
+                result = Hole.fresh()
+                self.types[id(callee)] = FuncType(args, result)
+                self.run_relation(e, op.type_relation, args, result)
+                return result
+            if callee.name not in self.module.op_decls:
+                raise self.fail(callee, f"unknown operator @{callee.name}")
+            fn_type = self.solver.instantiate(self.module.op_decls[callee.name])
+            self.types[id(callee)] = fn_type
+        else:
+            fn_type = self.solver.instantiate(self.solver.shallow((yield self.infer(callee))))
+        fn_type = self.solver.shallow(fn_type)
+        if isinstance(fn_type, Hole):
+            result = Hole.fresh()
+            self.solver.bind(fn_type, FuncType(args, result))
+            return result
+        if not isinstance(fn_type, FuncType):
+            raise self.fail(e, f"call: expected a function, found {self.solver.resolve(fn_type)}")
+        if len(fn_type.params) != len(args):
+            raise self.fail(e, f"call: the function takes {len(fn_type.params)} arguments, not {len(args)} ({self.solver.resolve(fn_type)})")
+        for i, (param, arg_node, arg) in enumerate(zip(fn_type.params, e.args, args)):
+            self.unify(arg_node, f"argument {i} of the call", param, arg)
+        return fn_type.ret
+
+    def function(self, fn: Function) -> Iterator[Any]:
+        added = set(fn.type_params) - self.scope
+        self.scope |= added
+        try:
+            params = []
+            for p in fn.params:
+                if p.type_annotation is not None:
+                    self.check_annotation(p.type_annotation, fn, f"annotation of parameter %{p.name_hint}")
+                ty = p.type_annotation or Hole.fresh()
+                self.env[id(p)] = self.types[id(p)] = ty
+                self.keep_alive.append(p)
+                params.append(ty)
+            if fn.ret_type is not None:
+                self.check_annotation(fn.ret_type, fn, "return type")
+            body = yield self.infer(fn.body)
+            ret = fn.ret_type or body
+            self.unify(fn.body, "the function body (it must have the return type)", ret, body)
+        finally:
+            self.scope -= added
+        ty = FuncType(params, ret)
+        return ForallType(fn.type_params, ty) if fn.type_params else ty
+
+    def grad(self, e: Grad) -> Iterator[Any]:
+        ty = self.solver.resolve((yield self.infer(e.func)))
+        if isinstance(ty, ForallType):
+            raise self.fail(e, f"Grad needs a function of one concrete type, not the polymorphic {ty}: call it through a monomorphic wrapper")
+        if not isinstance(ty, FuncType):
+            raise self.fail(e, f"Grad: expected a function, found {ty}")
+        ret = ty.ret
+        floating_scalar = isinstance(ret, TensorType) and isinstance(ret.dtype, FloatType) and ret.shape == Shape()
+        if not floating_scalar:
+            raise self.fail(e, f"Grad: the function must return a floating-point scalar, but it returns {ret}")
+        return FuncType(ty.params, TupleType([ret, TupleType(ty.params)]))
+
+    def check_zeroable(self, e: Zero) -> None:
+        stack = [e.type]
+        while stack:
+            t = stack.pop()
+            if isinstance(t, TupleType):
+                stack.extend(t.fields)
+            elif not isinstance(t, TensorType):
+                raise self.fail(e, f"Zero: expected a tensor type or a tuple of them, found {t}")
+
+
+class _Annotate(ExprMutator):
+    """Rebuilds a function with every binding and every function's result annotated."""
+
+    def __init__(self, types: dict[int, Type]):
+        super().__init__()
+        self.types = types
+        self.new_vars: dict[int, Var] = {}
+
+    def annotate_vars(self, fn: Function) -> None:
+        for var in bound_vars(fn):
+            ty = self.types.get(id(var))
+            if ty is not None and var.type_annotation != ty:
+                self.new_vars[id(var)] = Var(var.name_hint, ty, span=var.span)
+
+    def rewrite(self, old: Expr, new: Expr) -> Expr:
+        if isinstance(old, Var):
+            return self.new_vars.get(id(old), new)
+        if isinstance(new, Function) and new.ret_type is None:
+            ret = self.types.get(id(old.body))
+            if ret is not None:
+                return Function(new.params, new.body, ret, new.type_params, span=new.span)
+        return new
+
+
+def infer(module: Module) -> Module:
+    """Type-check ``module``; return it with every binding and result annotated.
+
+    Raises ``RelayTypeError`` (``KindError`` for kind errors) listing every failing
+    global with the span of the user's construct.
+    """
+    global_types: dict[str, Type] = {}
+    for name, fn in module.functions.items():
+        ty = declared_type(fn)
+        if ty is not None:
+            global_types[name] = ty
+    errors: list[RelayTypeError] = []
+    annotated: dict[str, Function] = {}
+    for name in _check_order(module, global_types):
+        fn = module.functions[name]
+        checker = FunctionChecker(module, global_types)
+        try:
+            ty = checker.check(fn, global_types.get(name))
+            if checker.solver.holes_in(ty):
+                raise RelayTypeError(f"cannot infer the type of @{name} ({ty}): annotate its parameters", fn.span)
+        except RelayTypeError as err:
+            errors.append(err)
+            continue
+        global_types.setdefault(name, ty)
+        types = {k: checker.solver.resolve(t) for k, t in checker.types.items()}
+        mutator = _Annotate(types)
+        mutator.annotate_vars(fn)
+        annotated[name] = mutator.mutate(fn)
+    if errors:
+        raise errors[0] if len(errors) == 1 else RelayTypeError("", None, errors)
+    return Module(annotated, module.op_decls)
+
+
+def _check_order(module: Module, global_types: dict[str, Type]) -> list[str]:
+    """Globals in an order where each unannotated one comes after the globals it calls."""
+    calls = {
+        name: [n.name for n in post_order(fn) if isinstance(n, GlobalVar) and n.name != name]
+        for name, fn in module.functions.items()
+    }
+    order: list[str] = []
+    state: dict[str, int] = {}  # 1 visiting, 2 done
+    for root in module.functions:
+        stack = [(root, iter(calls[root]))]
+        state.setdefault(root, 1)
+        if state[root] == 2:
+            continue
+        while stack:
+            name, callees = stack[-1]
+            child = next(callees, None)
+            if child is None:
+                stack.pop()
+                state[name] = 2
+                order.append(name)
+            elif child in module.functions and child not in global_types and state.get(child) is None:
+                state[child] = 1
+                stack.append((child, iter(calls[child])))
+    return order
+
+

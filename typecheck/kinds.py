@@ -1,0 +1,80 @@
+"""Kind checking (the Relay paper's Figure 5, plus the Dim kind).
+
+Base types have kind BaseType, shapes kind Shape, dimension variables kind Dim, and
+tensors, products, functions, references and foralls kind Type. A term of the wrong kind
+in some position (a shape where a type belongs, ...) is a ``KindError`` naming the
+position, the expected kind and the actual one.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Collection, Iterator
+
+from relayish.errors import KindError, Span
+from relayish.traverse import trampoline
+from relayish.types import (
+    BaseType, ForallType, FuncType, Kind, RefType, Shape, TensorType, TupleType, Type, TypeVar,
+)  # fmt: skip
+
+
+def kind_of(ty: Type, bound: Collection[TypeVar] | None = None, span: Span | None = None) -> Kind:
+    """The kind of ``ty``; with ``bound``, every type variable must be one of them (or a forall's)."""
+    checker = _KindChecker(None if bound is None else set(bound), span)
+    return trampoline(checker.kind(ty))
+
+
+def check_type(ty: Type, bound: Collection[TypeVar] | None = None, span: Span | None = None, what: str = "type") -> None:
+    """Raise ``KindError`` unless ``ty`` is a well-kinded type of kind Type."""
+    kind = kind_of(ty, bound, span)
+    if kind is not Kind.TYPE:
+        raise KindError(f"kind error: the {what} must be of kind Type, but {ty} is of kind {kind.value}", span)
+
+
+class _KindChecker:
+    def __init__(self, bound: set[TypeVar] | None, span: Span | None):
+        self.bound = bound
+        self.span = span
+
+    def expect(self, ty: Any, kind: Kind, where: str) -> Iterator[Any]:
+        if not isinstance(ty, Type):
+            raise KindError(f"kind error: {where} must be a type-level term, not {ty!r}", self.span)
+        actual = yield self.kind(ty)
+        if actual is not kind:
+            raise KindError(f"kind error: {where} must be of kind {kind.value}, but {ty} is of kind {actual.value}", self.span)
+
+    def kind(self, ty: Type) -> Iterator[Any]:
+        if isinstance(ty, BaseType):
+            return Kind.BASE_TYPE
+        if isinstance(ty, TypeVar):
+            if not isinstance(ty.kind, Kind):
+                raise KindError(f"kind error: {ty.name} has unknown kind {ty.kind!r} (kinds: Type, Shape, BaseType, Dim)", self.span)
+            if self.bound is not None and ty not in self.bound:
+                raise KindError(f"kind error: type variable {ty.name} is not bound here", self.span)
+            return ty.kind
+        if isinstance(ty, Shape):
+            for dim in ty.dims:
+                for var in dim.free_vars():
+                    yield self.expect(var, Kind.DIM, f"dimension variable {getattr(var, 'name', var)} in {ty}")
+            return Kind.SHAPE
+        if isinstance(ty, TensorType):
+            yield self.expect(ty.dtype, Kind.BASE_TYPE, "the element type of a tensor")
+            yield self.expect(ty.shape, Kind.SHAPE, "the shape of a tensor")
+        elif isinstance(ty, TupleType):
+            for i, field in enumerate(ty.fields):
+                yield self.expect(field, Kind.TYPE, f"field {i} of a tuple type")
+        elif isinstance(ty, FuncType):
+            for i, param in enumerate(ty.params):
+                yield self.expect(param, Kind.TYPE, f"parameter {i} of a function type")
+            yield self.expect(ty.ret, Kind.TYPE, "the result of a function type")
+        elif isinstance(ty, RefType):
+            yield self.expect(ty.value, Kind.TYPE, "the content of a reference type")
+        elif isinstance(ty, ForallType):
+            for tv in ty.params:
+                if not isinstance(tv.kind, Kind):
+                    raise KindError(f"kind error: forall over unknown kind {tv.kind!r} (kinds: Type, Shape, BaseType, Dim)", self.span)
+            if self.bound is not None:
+                self.bound |= set(ty.params)
+            yield self.expect(ty.body, Kind.TYPE, "the body of a forall")
+        else:
+            raise KindError(f"kind error: {type(ty).__name__} is not a type former", self.span)
+        return Kind.TYPE

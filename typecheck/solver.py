@@ -1,0 +1,206 @@
+"""Unification over types and symbolic dimensions.
+
+Unknown types are ``Hole``s (flexible variables of some kind); bound type variables stay
+rigid. A dimension equation is solved when it is linear in one hole with coefficient +-1
+(``n + ?a == n + 2`` gives ``?a = 2``); otherwise it waits until more is known. A failed
+equation raises ``Mismatch`` with the exact conflicting piece ("dimension 1: 784 vs 800");
+the caller turns it into a type error at the user's code.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable
+
+import attrs
+
+from relayish.alpha import alpha_equal
+from relayish.dims import Dim, as_dim
+from relayish.traverse import trampoline
+from relayish.types import (
+    BaseType, ForallType, FuncType, Kind, RefType, Shape, TensorType, TupleType, Type, TypeVar,
+)  # fmt: skip
+
+_serial = itertools.count()
+
+
+@attrs.define(frozen=True, slots=True, eq=False, repr=False)
+class Hole(TypeVar):
+    """An unknown the solver may bind; prints as ``?name``."""
+
+    @staticmethod
+    def fresh(kind: Kind = Kind.TYPE) -> Hole:
+        return Hole(f"?{next(_serial)}", kind)
+
+
+class Mismatch(Exception):
+    """Two types cannot be made equal; ``detail`` names the exact conflicting piece."""
+
+    def __init__(self, detail: str):
+        super().__init__(detail)
+        self.detail = detail
+
+
+class Solver:
+    def __init__(self) -> None:
+        self.solution: dict[Hole, Any] = {}  # Hole -> Type, or Dim for holes of kind Dim
+        self.pending_dims: list[tuple[Dim, Dim, str]] = []
+
+    # resolution ------------------------------------------------------------------------
+    def shallow(self, ty: Type) -> Type:
+        while isinstance(ty, Hole) and ty in self.solution:
+            ty = self.solution[ty]
+        return ty
+
+    def dim(self, d: Dim) -> Dim:
+        holes = {v: self.solution[v] for v in d.free_vars() if isinstance(v, Hole) and v in self.solution}
+        while holes:
+            d = d.substitute(holes)
+            holes = {v: self.solution[v] for v in d.free_vars() if isinstance(v, Hole) and v in self.solution}
+        return d
+
+    def resolve(self, ty: Type) -> Type:
+        """``ty`` with every solved hole replaced, all the way down."""
+        return map_type(ty, lambda v: self.solution.get(v, v), self.dim)
+
+    def holes_in(self, ty: Type) -> bool:
+        """Whether any unsolved hole remains in ``ty`` (dimensions included)."""
+        stack = [self.resolve(ty)]
+        while stack:
+            t = stack.pop()
+            if isinstance(t, Hole):
+                return True
+            if isinstance(t, Shape):
+                if any(isinstance(v, Hole) for d in t.dims for v in d.free_vars()):
+                    return True
+            else:
+                stack.extend(v for v in t._items() if isinstance(v, Type))
+        return False
+
+    # unification -----------------------------------------------------------------------
+    def unify(self, a: Type, b: Type) -> None:
+        """Make ``a`` and ``b`` equal or raise ``Mismatch``."""
+        stack = [(a, b)]
+        while stack:
+            x, y = (self.shallow(t) for t in stack.pop())
+            if x is y:
+                continue
+            if isinstance(x, Hole) or isinstance(y, Hole):
+                hole, other = (x, y) if isinstance(x, Hole) else (y, x)
+                self.bind(hole, other)
+            elif isinstance(x, TensorType) and isinstance(y, TensorType):
+                stack += [(x.shape, y.shape), (x.dtype, y.dtype)]
+            elif isinstance(x, Shape) and isinstance(y, Shape):
+                if x.rank != y.rank:
+                    raise Mismatch(f"rank {x.rank} vs {y.rank}")
+                for i, (dx, dy) in enumerate(zip(x.dims, y.dims)):
+                    self.unify_dim(dx, dy, f"dimension {i}")
+            elif isinstance(x, TupleType) and isinstance(y, TupleType):
+                if len(x.fields) != len(y.fields):
+                    raise Mismatch(f"a tuple of {len(x.fields)} vs a tuple of {len(y.fields)}")
+                stack += list(zip(x.fields, y.fields))
+            elif isinstance(x, FuncType) and isinstance(y, FuncType):
+                if len(x.params) != len(y.params):
+                    raise Mismatch(f"a function of {len(x.params)} parameters vs one of {len(y.params)}")
+                stack += [(x.ret, y.ret), *zip(x.params, y.params)]
+            elif isinstance(x, RefType) and isinstance(y, RefType):
+                stack.append((x.value, y.value))
+            elif isinstance(x, ForallType) and isinstance(y, ForallType):
+                if not alpha_equal(self.resolve(x), self.resolve(y)):
+                    raise Mismatch(f"{self.resolve(x)} vs {self.resolve(y)}")
+            elif not (isinstance(x, BaseType) and x == y):
+                raise Mismatch(f"{self.resolve(x)} vs {self.resolve(y)}")
+
+    def bind(self, hole: Hole, ty: Type) -> None:
+        if self.occurs(hole, ty):
+            raise Mismatch(f"{hole.name} would have to contain itself ({self.resolve(ty)})")
+        self.solution[hole] = ty
+
+    def occurs(self, hole: Hole, ty: Type) -> bool:
+        stack = [ty]
+        while stack:
+            t = self.shallow(stack.pop())
+            if t is hole:
+                return True
+            if not isinstance(t, (Hole, Shape)) and isinstance(t, Type):
+                stack.extend(v for v in t._items() if isinstance(v, Type))
+        return False
+
+    def unify_dim(self, a: Dim, b: Dim, where: str) -> None:
+        a, b = self.dim(as_dim(a)), self.dim(as_dim(b))
+        if a == b:
+            return
+        solved = self._solve_linear(a - b)
+        if solved is None:
+            if any(isinstance(v, Hole) for v in (a - b).free_vars()):
+                self.pending_dims.append((a, b, where))  # not linear yet: try again later
+                return
+            raise Mismatch(f"{where}: {_dim_text(a)} vs {_dim_text(b)}")
+        hole, value = solved
+        self.solution[hole] = value
+
+    @staticmethod
+    def _solve_linear(diff: Dim) -> tuple[Hole, Dim] | None:
+        """``(h, value)`` when ``diff == 0`` says ``h == value`` for a single hole ``h``."""
+        for mono, coeff in diff.terms.items():
+            if len(mono) == 1 and abs(coeff) == 1:
+                ((atom, power),) = mono
+                if isinstance(atom, Hole) and power == 1:
+                    rest = diff - Dim({mono: coeff})
+                    if atom not in rest.free_vars():
+                        return atom, rest * (-coeff)
+        return None
+
+    def retry_pending(self) -> bool:
+        """Re-run postponed dimension equations; True when any was settled."""
+        pending, self.pending_dims = self.pending_dims, []
+        for a, b, where in pending:
+            self.unify_dim(a, b, where)
+        return len(self.pending_dims) < len(pending)
+
+    def instantiate(self, ty: Type) -> Type:
+        """A forall's body with its variables replaced by fresh holes."""
+        if not isinstance(ty, ForallType):
+            return ty
+        mapping = {tv: Hole.fresh(tv.kind) for tv in ty.params}
+        return substitute(ty.body, mapping)
+
+
+def _dim_text(d: Dim) -> str:
+    from relayish.printer import dim_text
+
+    return dim_text(d)
+
+
+def substitute(ty: Type, mapping: dict[TypeVar, Any]) -> Type:
+    """Replace type variables (in dimensions too) by types or dimensions."""
+    dim_mapping = {tv: as_dim(v) for tv, v in mapping.items() if tv.kind is Kind.DIM}
+    return map_type(ty, lambda v: mapping.get(v, v), lambda d: d.substitute(dim_mapping))
+
+
+def map_type(ty: Type, var: Callable[[TypeVar], Any], dim: Callable[[Dim], Dim]) -> Type:
+    """Rebuild ``ty`` with each type variable ``v`` replaced by ``var(v)`` (itself mapped
+    again, so chains of solved holes resolve) and each dimension ``d`` by ``dim(d)``."""
+
+    def rebuild(t: Type):
+        if isinstance(t, TypeVar):
+            replaced = var(t)
+            return replaced if replaced is t else (yield rebuild(replaced))
+        if isinstance(t, Shape):
+            return Shape(*(dim(d) for d in t.dims))
+        if isinstance(t, TensorType):
+            return TensorType((yield rebuild(t.dtype)), (yield rebuild(t.shape)))
+        if isinstance(t, (TupleType, FuncType)):
+            items = []
+            for item in t.fields if isinstance(t, TupleType) else t.params:
+                items.append((yield rebuild(item)))
+            if isinstance(t, TupleType):
+                return TupleType(items)
+            return FuncType(items, (yield rebuild(t.ret)))
+        if isinstance(t, RefType):
+            return RefType((yield rebuild(t.value)))
+        if isinstance(t, ForallType):
+            return ForallType(t.params, (yield rebuild(t.body)))
+        return t
+
+    return trampoline(rebuild(ty))
