@@ -151,7 +151,7 @@ class OpDef:
         if count < lo or (hi is not None and count > hi):
             if lo == hi:
                 return f"{lo} argument{'s' * (lo != 1)}"
-            return f"at least {lo} arguments" if hi is None else f"{lo} to {hi} arguments"
+            return f"at least {lo} argument{'s' * (lo != 1)}" if hi is None else f"{lo} to {hi} arguments"
         return None
 
     def normalize_attrs(self, given: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> tuple[tuple[str, Any], ...]:
