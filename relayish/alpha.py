@@ -17,7 +17,7 @@ import attrs
 import numpy as np
 
 from .dims import Dim, FloorDiv
-from .expr import Constant, Expr, Function, GlobalVar, Let, Op, Var
+from .expr import Call, Constant, Expr, Function, GlobalVar, Let, Op, Var
 from .module import Module
 from .types import ForallType, Shape, Type, TypeVar
 
@@ -99,6 +99,9 @@ class _Walk:
             yield node.name
         elif isinstance(node, Constant):
             yield (str(node.value.dtype), node.value.shape, _ConstKey(node.value))
+        elif isinstance(node, Call):
+            yield tuple((name, _attr_key(value)) for name, value in node.attrs)
+            stack.extend(reversed([node.callee, len(node.args), *node.args]))
         elif isinstance(node, Let):
             self.bind(node.var)
             stack.extend(reversed([node.var.type_annotation, node.value, node.body]))
@@ -128,6 +131,15 @@ class _Walk:
             stack.extend(reversed(ty.dims))
         else:
             stack.extend(reversed(list(ty._items())))
+
+
+def _attr_key(value: Any) -> Any:
+    """Attribute values compared as written: NaN equals NaN, -0.0 differs from 0.0."""
+    if isinstance(value, float):
+        return ("float", value.hex())
+    if isinstance(value, tuple):
+        return tuple(_attr_key(v) for v in value)
+    return (type(value).__name__, value)
 
 
 def _flat_fields(node: Expr) -> list[Any]:

@@ -375,6 +375,7 @@ class Parser:
             ascribed = yield self.ascription()
             if ascribed is not None:
                 return ascribed
+        start = self.tok  # calls are reported at the start of their callee
         value = self.atom()
         if value is None:
             value = yield self.compound()
@@ -388,7 +389,7 @@ class Parser:
                 value = Proj(value, index, span=tok.span)
             else:
                 args, attrs = yield self.call_args(value, tok)
-                value = self.build(tok, Call, value, args, attrs, span=tok.span)
+                value = self.build(tok, Call, value, args, attrs, span=start.span)
         return value
 
     def ascription(self) -> Iterator[Any]:

@@ -10,6 +10,7 @@ of the user's construct; independent errors in several globals are all reported.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Iterator
 
 from relayish.errors import KindError, RelayTypeError
@@ -53,15 +54,17 @@ class FunctionChecker:
         self.keep_alive: list[Expr] = []
 
     # errors ---------------------------------------------------------------------------
-    def fail(self, node: Expr, message: str) -> RelayTypeError:
-        return RelayTypeError(message, node.span)
+    def fail(self, node: Expr, message: str, parent: Expr | None = None) -> RelayTypeError:
+        """An error at ``node``; a variable's span is its binding, so uses report at ``parent``."""
+        site = parent if isinstance(node, Var) and parent is not None else node
+        return RelayTypeError(message, site.span)
 
-    def unify(self, node: Expr, construct: str, expected: Type, actual: Type) -> None:
+    def unify(self, node: Expr, construct: str, expected: Type, actual: Type, parent: Expr | None = None) -> None:
         try:
             self.solver.unify(expected, actual)
         except Mismatch as err:
             r = self.solver.resolve
-            raise self.fail(node, f"{construct}: expected {r(expected)}, found {r(actual)} ({err.detail})") from None
+            raise self.fail(node, f"{construct}: expected {r(expected)}, found {r(actual)} ({err.detail})", parent) from None
 
     def check_annotation(self, ty: Type, node: Expr, what: str) -> None:
         try:
@@ -141,10 +144,10 @@ class FunctionChecker:
             return (yield self.let_chain(e))
         if isinstance(e, If):
             cond = yield self.infer(e.cond)
-            self.unify(e.cond, "the condition of if", BOOL_SCALAR, cond)
+            self.unify(e.cond, "the condition of if", BOOL_SCALAR, cond, e)
             then_type = yield self.infer(e.then_branch)
             else_type = yield self.infer(e.else_branch)
-            self.unify(e.else_branch, "the else branch (it must have the type of the then branch)", then_type, else_type)
+            self.unify(e.else_branch, "the else branch (it must have the type of the then branch)", then_type, else_type, e)
             return then_type
         if isinstance(e, Call):
             return (yield self.call(e))
@@ -186,7 +189,7 @@ class FunctionChecker:
         while isinstance(e, Let):  # one frame for a whole chain
             var = e.var
             if var.type_annotation is not None:
-                self.check_annotation(var.type_annotation, e, f"annotation of %{var.name_hint}")
+                self.check_annotation(var.type_annotation, var, f"annotation of %{var.name_hint}")
             declared = var.type_annotation or Hole.fresh()
             if isinstance(e.value, Function):  # recursive: the function may call itself
                 self.env[id(var)] = declared
@@ -229,9 +232,10 @@ class FunctionChecker:
         if not isinstance(fn_type, FuncType):
             raise self.fail(e, f"call: expected a function, found {self.solver.resolve(fn_type)}")
         if len(fn_type.params) != len(args):
-            raise self.fail(e, f"call: the function takes {len(fn_type.params)} arguments, not {len(args)} ({self.solver.resolve(fn_type)})")
+            count = len(fn_type.params)
+            raise self.fail(e, f"call: the function takes {count} argument{'s' * (count != 1)}, not {len(args)} ({self.solver.resolve(fn_type)})")
         for i, (param, arg_node, arg) in enumerate(zip(fn_type.params, e.args, args)):
-            self.unify(arg_node, f"argument {i} of the call", param, arg)
+            self.unify(arg_node, f"argument {i} of the call", param, arg, e)
         return fn_type.ret
 
     def function(self, fn: Function) -> Iterator[Any]:
@@ -241,7 +245,7 @@ class FunctionChecker:
             params = []
             for p in fn.params:
                 if p.type_annotation is not None:
-                    self.check_annotation(p.type_annotation, fn, f"annotation of parameter %{p.name_hint}")
+                    self.check_annotation(p.type_annotation, p, f"annotation of parameter %{p.name_hint}")
                 ty = p.type_annotation or Hole.fresh()
                 self.env[id(p)] = self.types[id(p)] = ty
                 self.keep_alive.append(p)
@@ -250,7 +254,7 @@ class FunctionChecker:
                 self.check_annotation(fn.ret_type, fn, "return type")
             body = yield self.infer(fn.body)
             ret = fn.ret_type or body
-            self.unify(fn.body, "the function body (it must have the return type)", ret, body)
+            self.unify(fn.body, "the function body (it must have the return type)", ret, body, fn)
         finally:
             self.scope -= added
         ty = FuncType(params, ret)
@@ -317,30 +321,53 @@ def infer(module: Module) -> Module:
     annotated: dict[str, Function] = {}
     for name in _check_order(module, global_types):
         fn = module.functions[name]
-        checker = FunctionChecker(module, global_types)
         try:
-            ty = checker.check(fn, global_types.get(name))
-            if checker.solver.holes_in(ty):
-                raise RelayTypeError(f"cannot infer the type of @{name} ({ty}): annotate its parameters", fn.span)
+            ty, annotated[name] = _check_global(module, name, fn, global_types)
         except RelayTypeError as err:
             errors.append(err)
             continue
+        except Exception as err:  # a checker bug must still reach the user as a type error
+            errors.append(RelayTypeError(f"internal error while checking @{name} ({err!r}); please report it", fn.span))
+            continue
         global_types.setdefault(name, ty)
-        types = {k: checker.solver.resolve(t) for k, t in checker.types.items()}
-        mutator = _Annotate(types)
-        mutator.annotate_vars(fn)
-        annotated[name] = mutator.mutate(fn)
     if errors:
         raise errors[0] if len(errors) == 1 else RelayTypeError("", None, errors)
-    return Module(annotated, module.op_decls)
+    return Module({name: annotated[name] for name in module.functions}, module.op_decls)
+
+
+# Incremental checking: a global is re-checked only when it, the operator declarations or
+# the types of the globals it refers to have changed. Functions are immutable, so a
+# function object together with those types determines the result.
+_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _check_global(module: Module, name: str, fn: Function, global_types: dict[str, Type]) -> tuple[Type, Function]:
+    key = (
+        tuple(sorted(module.op_decls.items())),
+        tuple((n, global_types.get(n)) for n in _callees(fn)),
+    )
+    cached = _CACHE.get(fn)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    checker = FunctionChecker(module, global_types)
+    ty = checker.check(fn, global_types.get(name))
+    if checker.solver.holes_in(ty):
+        raise RelayTypeError(f"cannot infer the type of @{name} ({ty}): annotate its parameters", fn.span)
+    types = {k: checker.solver.resolve(t) for k, t in checker.types.items()}
+    mutator = _Annotate(types)
+    mutator.annotate_vars(fn)
+    result = (ty, mutator.mutate(fn))
+    _CACHE[fn] = (key, result)
+    return result
+
+
+def _callees(fn: Function) -> list[str]:
+    return sorted({n.name for n in post_order(fn) if isinstance(n, GlobalVar)})
 
 
 def _check_order(module: Module, global_types: dict[str, Type]) -> list[str]:
     """Globals in an order where each unannotated one comes after the globals it calls."""
-    calls = {
-        name: [n.name for n in post_order(fn) if isinstance(n, GlobalVar) and n.name != name]
-        for name, fn in module.functions.items()
-    }
+    calls = {name: [n for n in _callees(fn) if n != name] for name, fn in module.functions.items()}
     order: list[str] = []
     state: dict[str, int] = {}  # 1 visiting, 2 done
     for root in module.functions:

@@ -9,7 +9,6 @@ the caller turns it into a type error at the user's code.
 
 from __future__ import annotations
 
-import itertools
 from typing import Any, Callable
 
 import attrs
@@ -21,16 +20,13 @@ from relayish.types import (
     BaseType, ForallType, FuncType, Kind, RefType, Shape, TensorType, TupleType, Type, TypeVar,
 )  # fmt: skip
 
-_serial = itertools.count()
-
-
 @attrs.define(frozen=True, slots=True, eq=False, repr=False)
 class Hole(TypeVar):
     """An unknown the solver may bind; prints as ``?name``."""
 
     @staticmethod
     def fresh(kind: Kind = Kind.TYPE) -> Hole:
-        return Hole(f"?{next(_serial)}", kind)
+        return Hole("_", kind)  # unknowns print as _, _1, ... in messages
 
 
 class Mismatch(Exception):
