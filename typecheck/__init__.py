@@ -1,11 +1,11 @@
 """Kinding, type inference with symbolic shapes, and type errors (DESIGN.md section 4).
 
 ``typecheck.infer(module)`` returns the module with every binding and every function's
-result annotated (re-exported as ``relayish.infer_types``); ``typecheck.kind_of`` and
-``typecheck.check_type`` check kinds.
+result annotated (re-exported as ``relayish.infer_types``); ``typecheck.check_kinds(module)``,
+``typecheck.kind_of`` and ``typecheck.check_type`` check kinds.
 """
 
 from .infer import infer
-from .kinds import check_type, kind_of
+from .kinds import check_kinds, check_type, kind_of
 
-__all__ = ["infer", "kind_of", "check_type"]
+__all__ = ["infer", "check_kinds", "kind_of", "check_type"]

@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any, Collection, Iterator
 
 from relayish.errors import KindError, Span
+from relayish.expr import Ascribe, Expr, Function, Var, Zero
+from relayish.module import Module
 from relayish.traverse import trampoline
 from relayish.types import (
     BaseType, ForallType, FuncType, Kind, RefType, Shape, TensorType, TupleType, Type, TypeVar,
@@ -78,3 +80,28 @@ class _KindChecker:
         else:
             raise KindError(f"kind error: {type(ty).__name__} is not a type former", self.span)
         return Kind.TYPE
+
+
+def check_kinds(module: Module) -> None:
+    """Kind-check every type written in ``module``, each in the scope of its type parameters.
+
+    Raises ``KindError`` with the span of the first ill-kinded annotation.
+    """
+    for ty in module.op_decls.values():
+        check_type(ty, set(), None, "operator declaration")
+    for fn in module.functions.values():
+        params: set[int] = set()
+        stack: list[tuple[Expr, frozenset]] = [(fn, frozenset())]
+        while stack:
+            node, scope = stack.pop()
+            if isinstance(node, Function):
+                scope = scope | set(node.type_params)
+                params.update(id(p) for p in node.params)
+                if node.ret_type is not None:
+                    check_type(node.ret_type, scope, node.span, "return type")
+            elif isinstance(node, Var) and node.type_annotation is not None:
+                role = "parameter " if id(node) in params else ""
+                check_type(node.type_annotation, scope, node.span, f"annotation of {role}%{node.name_hint}")
+            elif isinstance(node, (Ascribe, Zero)):
+                check_type(node.type, scope, node.span, f"type of {type(node).__name__}")
+            stack.extend((child, scope) for child in node.children())

@@ -135,3 +135,13 @@ def test_adding_a_global_rechecks_only_the_new_one(monkeypatch):
     checked.clear()
     relayish.infer_types(changed)
     assert [fn for fn in checked] == [changed["a"]]  # @b's callee kept its type, so @b is reused
+
+
+@pytest.mark.parametrize("name, src, line, col, message", KIND_ERRORS, ids=[k[0] for k in KIND_ERRORS])
+def test_check_kinds_alone_reports_the_same_kind_errors(name, src, line, col, message):
+    from typecheck import check_kinds
+
+    with pytest.raises(relayish.KindError) as info:
+        check_kinds(relayish.parse(src, "k.rly"))
+    assert (info.value.span.line, info.value.span.col) == (line, col)
+    assert info.value.message == message
