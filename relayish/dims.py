@@ -176,15 +176,16 @@ class Dim:
         return as_dim(other) // self
 
     def _floordiv_const(self, den: int) -> Dim:
-        # floor((den*q + r) / den) == q + floor(r / den) for integer-valued q.
-        quotient = {m: c // den for m, c in self.terms.items() if c % den == 0}
-        rest = Dim({m: c for m, c in self.terms.items() if c % den != 0})
-        q = Dim(quotient)
-        if not rest.terms:
-            return q
+        # x // -d == (-x) // d, so only positive divisors remain. Writing every coefficient
+        # c as den*q + r with 0 <= r < den, floor((den*Q + R) / den) == Q + floor(R / den)
+        # for integer-valued Q: the remainder R is canonical, so equal dimensions stay equal.
+        if den < 0:
+            return (-self)._floordiv_const(-den)
+        quotient = Dim({m: c // den for m, c in self.terms.items()})
+        rest = Dim({m: c % den for m, c in self.terms.items()})
         if rest.is_const:
-            return q + Dim.const(rest.value // den)
-        return q + Dim.atom(FloorDiv(rest, Dim.const(den)))
+            return quotient + Dim.const(rest.value // den)
+        return quotient + Dim.atom(FloorDiv(rest, Dim.const(den)))
 
     def _exact_div(self, other: Dim) -> Dim | None:
         if self == other:

@@ -5,7 +5,7 @@ result annotated (re-exported as ``relayish.infer_types``); ``typecheck.check_ki
 ``typecheck.kind_of`` and ``typecheck.check_type`` check kinds.
 """
 
-from .infer import infer
+from .inference import infer
 from .kinds import check_kinds, check_type, kind_of
 
 __all__ = ["infer", "check_kinds", "kind_of", "check_type"]

@@ -49,6 +49,8 @@ class Solver:
         return ty
 
     def dim(self, d: Dim) -> Dim:
+        if d.is_const:
+            return d
         holes = {v: self.solution[v] for v in d.free_vars() if isinstance(v, Hole) and v in self.solution}
         while holes:
             d = d.substitute(holes)
@@ -61,15 +63,15 @@ class Solver:
 
     def holes_in(self, ty: Type) -> bool:
         """Whether any unsolved hole remains in ``ty`` (dimensions included)."""
-        stack = [self.resolve(ty)]
+        stack = [ty]
         while stack:
-            t = stack.pop()
+            t = self.shallow(stack.pop())
             if isinstance(t, Hole):
                 return True
             if isinstance(t, Shape):
-                if any(isinstance(v, Hole) for d in t.dims for v in d.free_vars()):
+                if any(isinstance(v, Hole) for d in t.dims for v in self.dim(d).free_vars()):
                     return True
-            else:
+            elif not isinstance(t, TypeVar):
                 stack.extend(v for v in t._items() if isinstance(v, Type))
         return False
 
@@ -176,27 +178,37 @@ def substitute(ty: Type, mapping: dict[TypeVar, Any]) -> Type:
 
 def map_type(ty: Type, var: Callable[[TypeVar], Any], dim: Callable[[Dim], Dim]) -> Type:
     """Rebuild ``ty`` with each type variable ``v`` replaced by ``var(v)`` (itself mapped
-    again, so chains of solved holes resolve) and each dimension ``d`` by ``dim(d)``."""
+    again, so chains of solved holes resolve) and each dimension ``d`` by ``dim(d)``.
+    Parts that do not change are returned as they are, not copied."""
 
     def rebuild(t: Type):
         if isinstance(t, TypeVar):
             replaced = var(t)
             return replaced if replaced is t else (yield rebuild(replaced))
         if isinstance(t, Shape):
-            return Shape(*(dim(d) for d in t.dims))
-        if isinstance(t, TensorType):
-            return TensorType((yield rebuild(t.dtype)), (yield rebuild(t.shape)))
-        if isinstance(t, (TupleType, FuncType)):
-            items = []
-            for item in t.fields if isinstance(t, TupleType) else t.params:
-                items.append((yield rebuild(item)))
-            if isinstance(t, TupleType):
-                return TupleType(items)
-            return FuncType(items, (yield rebuild(t.ret)))
-        if isinstance(t, RefType):
-            return RefType((yield rebuild(t.value)))
-        if isinstance(t, ForallType):
-            return ForallType(t.params, (yield rebuild(t.body)))
+            dims = tuple(dim(d) for d in t.dims)
+            return t if all(a is b for a, b in zip(dims, t.dims)) else Shape(*dims)
+        if isinstance(t, (TensorType, TupleType, FuncType, RefType, ForallType)):
+            old = [v for v in t._items() if isinstance(v, Type)]
+            new = []
+            for item in old:
+                new.append((yield rebuild(item)))
+            if all(a is b for a, b in zip(new, old)):
+                return t
+            return _with_parts(t, new)
         return t
 
     return trampoline(rebuild(ty))
+
+
+def _with_parts(t: Type, parts: list[Type]) -> Type:
+    """``t`` rebuilt from its type-valued parts, in field order."""
+    if isinstance(t, TensorType):
+        return TensorType(*parts)
+    if isinstance(t, TupleType):
+        return TupleType(parts)
+    if isinstance(t, FuncType):
+        return FuncType(parts[:-1], parts[-1])
+    if isinstance(t, RefType):
+        return RefType(parts[0])
+    return ForallType(t.params, parts[-1])  # its params are binders, kept as they are

@@ -228,3 +228,6 @@ def all_ops() -> dict[str, OpDef]:
 @functools.cache
 def _load_library() -> None:
     from . import library  # noqa: F401  (registers the standard operators on import)
+    from .relations import attach_relations
+
+    attach_relations()

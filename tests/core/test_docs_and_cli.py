@@ -61,3 +61,11 @@ def test_console_script_entry_point_runs_as_module():
     )
     assert result.returncode == 0, result.stderr
     assert "def @mlp_loss[n: Dim]" in result.stdout
+
+
+def test_readme_type_checking_example_runs(capsys):
+    code = _fenced((ROOT / "README.md").read_text(), "## Type checking", "python")
+    exec(compile(code, "README.md", "exec"), {})
+    printed = capsys.readouterr().out
+    assert printed.startswith("layer.rly:3:")
+    assert "784" in printed and "800" in printed and "@dense(%x, %w)" in printed

@@ -4,8 +4,8 @@ import pytest
 
 import relayish
 from relayish import ir
-from typecheck import infer as infer_module
-from typecheck.infer import declared_type
+from typecheck import inference as infer_module
+from typecheck.inference import declared_type
 
 F32 = "FloatType(32)"
 
@@ -145,3 +145,15 @@ def test_check_kinds_alone_reports_the_same_kind_errors(name, src, line, col, me
         check_kinds(relayish.parse(src, "k.rly"))
     assert (info.value.span.line, info.value.span.col) == (line, col)
     assert info.value.message == message
+
+
+def test_equal_strided_output_sizes_written_two_ways_agree():
+    # A stride-2 3x3 convolution on height h gives (h - 3) // 2 + 1; users write (h - 1) // 2.
+    src = """
+def @f[h: Dim](%x: Tensor(FloatType(32), Shape(1, 1, h, h)), %w: Tensor(FloatType(32), Shape(1, 1, 3, 3)))
+    -> Tensor(FloatType(32), Shape(1, 1, (h - 1) // 2, (h - 1) // 2)) {
+  @conv2d(%x, %w, strides=2)
+}
+"""
+    module = relayish.infer_types(relayish.parse(src))
+    assert str(module["f"].ret_type) == "Tensor(FloatType(32), Shape(1, 1, (h + 1) // 2 - 1, (h + 1) // 2 - 1))"

@@ -7,7 +7,7 @@ Expected types and messages are written out by hand here; they are the oracle.
 import pytest
 
 import relayish
-from typecheck.infer import declared_type
+from typecheck.inference import declared_type
 
 F = "Tensor(FloatType(32), Shape())"
 I = "Tensor(IntType(32), Shape())"

@@ -47,7 +47,7 @@ class FunctionChecker:
         self.module = module
         self.global_types = global_types
         self.solver = Solver()
-        self.types: dict[int, Type] = {}  # id(node) -> type, holes resolved at the end
+        self.types: dict[int, Type] = {}  # id(var or function) -> type, for the annotations
         self.env: dict[int, Type] = {}  # id(var) -> type
         self.scope: set[TypeVar] = set()
         self.relations: list[tuple[Call, Any, list[Type], Hole]] = []
@@ -84,7 +84,10 @@ class FunctionChecker:
         """Run postponed relations and dimension equations until nothing changes."""
         progress = True
         while progress:
-            progress = self.solver.retry_pending()
+            try:
+                progress = self.solver.retry_pending()
+            except Mismatch as err:
+                raise RelayTypeError(f"shapes do not agree: {err.detail}") from None
             waiting, self.relations = self.relations, []
             for entry in waiting:
                 progress |= self.run_relation(*entry)
@@ -115,12 +118,6 @@ class FunctionChecker:
 
     # expressions ------------------------------------------------------------------------
     def infer(self, e: Expr) -> Iterator[Any]:
-        ty = yield self.rule(e)
-        self.types[id(e)] = ty
-        self.keep_alive.append(e)
-        return ty
-
-    def rule(self, e: Expr) -> Iterator[Any]:
         if isinstance(e, Var):
             if id(e) not in self.env:
                 raise self.fail(e, f"unbound variable %{e.name_hint}")
@@ -215,19 +212,17 @@ class FunctionChecker:
                 if op.type_relation is None:
                     raise self.fail(e, f"operator @{callee.name} has no type relation")
                 result = Hole.fresh()
-                self.types[id(callee)] = FuncType(args, result)
                 self.run_relation(e, op.type_relation, args, result)
                 return result
             if callee.name not in self.module.op_decls:
                 raise self.fail(callee, f"unknown operator @{callee.name}")
             fn_type = self.solver.instantiate(self.module.op_decls[callee.name])
-            self.types[id(callee)] = fn_type
         else:
             fn_type = self.solver.instantiate(self.solver.shallow((yield self.infer(callee))))
         fn_type = self.solver.shallow(fn_type)
         if isinstance(fn_type, Hole):
             result = Hole.fresh()
-            self.solver.bind(fn_type, FuncType(args, result))
+            self.unify(e, "the callee", fn_type, FuncType(args, result))
             return result
         if not isinstance(fn_type, FuncType):
             raise self.fail(e, f"call: expected a function, found {self.solver.resolve(fn_type)}")
@@ -257,6 +252,8 @@ class FunctionChecker:
             self.unify(fn.body, "the function body (it must have the return type)", ret, body, fn)
         finally:
             self.scope -= added
+        self.types[id(fn)] = ret
+        self.keep_alive.append(fn)
         ty = FuncType(params, ret)
         return ForallType(fn.type_params, ty) if fn.type_params else ty
 
@@ -300,7 +297,7 @@ class _Annotate(ExprMutator):
         if isinstance(old, Var):
             return self.new_vars.get(id(old), new)
         if isinstance(new, Function) and new.ret_type is None:
-            ret = self.types.get(id(old.body))
+            ret = self.types.get(id(old))
             if ret is not None:
                 return Function(new.params, new.body, ret, new.type_params, span=new.span)
         return new
@@ -319,10 +316,11 @@ def infer(module: Module) -> Module:
             global_types[name] = ty
     errors: list[RelayTypeError] = []
     annotated: dict[str, Function] = {}
-    for name in _check_order(module, global_types):
+    callees = {name: _callees(fn) for name, fn in module.functions.items()}
+    for name in _check_order(module, global_types, callees):
         fn = module.functions[name]
         try:
-            ty, annotated[name] = _check_global(module, name, fn, global_types)
+            ty, annotated[name] = _check_global(module, name, fn, global_types, callees[name])
         except RelayTypeError as err:
             errors.append(err)
             continue
@@ -341,11 +339,10 @@ def infer(module: Module) -> Module:
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _check_global(module: Module, name: str, fn: Function, global_types: dict[str, Type]) -> tuple[Type, Function]:
-    key = (
-        tuple(sorted(module.op_decls.items())),
-        tuple((n, global_types.get(n)) for n in _callees(fn)),
-    )
+def _check_global(
+    module: Module, name: str, fn: Function, global_types: dict[str, Type], callees: list[str]
+) -> tuple[Type, Function]:
+    key = (tuple(sorted(module.op_decls.items())), tuple((n, global_types.get(n)) for n in callees))
     cached = _CACHE.get(fn)
     if cached is not None and cached[0] == key:
         return cached[1]
@@ -365,9 +362,9 @@ def _callees(fn: Function) -> list[str]:
     return sorted({n.name for n in post_order(fn) if isinstance(n, GlobalVar)})
 
 
-def _check_order(module: Module, global_types: dict[str, Type]) -> list[str]:
+def _check_order(module: Module, global_types: dict[str, Type], callees: dict[str, list[str]]) -> list[str]:
     """Globals in an order where each unannotated one comes after the globals it calls."""
-    calls = {name: [n for n in _callees(fn) if n != name] for name, fn in module.functions.items()}
+    calls = {name: [n for n in names if n != name] for name, names in callees.items()}
     order: list[str] = []
     state: dict[str, int] = {}  # 1 visiting, 2 done
     for root in module.functions:

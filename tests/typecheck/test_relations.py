@@ -1,0 +1,424 @@
+"""Operator type relations, against hand-computed types and against NumPy's own shapes.
+
+Every operator is checked at least once well typed (its exact result type) and at least once
+ill typed (the exact message). Expected results are worked out by hand from the operator's
+documented semantics; the hypothesis tests use NumPy, run on real arrays, as the oracle.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from relayish.errors import RelayTypeError
+from relayish.ops import all_ops, get_op
+from relayish.ops.relations import TYPE_RELATIONS
+from relayish.types import (
+    UNIT, BoolType, FloatType, FuncType, IntType, Kind, RefType, Shape, TensorType, TupleType, Type,
+    TypeVar, UIntType,
+)  # fmt: skip
+
+F32, F64, I32, U8, B = FloatType(32), FloatType(64), IntType(32), UIntType(8), BoolType()
+n, m, k, h = (TypeVar(name, Kind.DIM) for name in "nmkh")
+s, t = TypeVar("s", Kind.SHAPE), TypeVar("t", Kind.SHAPE)
+dt = TypeVar("a", Kind.BASE_TYPE)
+
+
+def T(dtype: Type, *dims: Any) -> TensorType:
+    """A tensor type; a single shape variable stands for the whole shape."""
+    if len(dims) == 1 and isinstance(dims[0], TypeVar) and dims[0].kind is Kind.SHAPE:
+        return TensorType(dtype, dims[0])
+    return TensorType(dtype, Shape(*dims))
+
+
+def relate(name: str, *args: Type, **attrs: Any) -> Type:
+    """Run ``name``'s relation with its attributes canonicalized and defaults filled in."""
+    op = get_op(name)
+    return TYPE_RELATIONS[name](list(args), op.full_attrs(op.normalize_attrs(attrs)))
+
+
+X = T(F32, 2, 3)
+WELL_TYPED: list[tuple[str, tuple[Type, ...], dict[str, Any], Type]] = [
+    # elementwise
+    ("neg", (T(I32, 2, 3),), {}, T(I32, 2, 3)),
+    ("sq", (T(F32, n),), {}, T(F32, n)),
+    ("exp", (T(F64, 3),), {}, T(F64, 3)),
+    ("exp", (T(dt, s),), {}, T(dt, s)),
+    ("log", (T(F32, n, 4),), {}, T(F32, n, 4)),
+    ("sqrt", (T(F32),), {}, T(F32)),
+    ("tanh", (T(F32, n, 10),), {}, T(F32, n, 10)),
+    ("sigmoid", (T(F64, s),), {}, T(F64, s)),
+    ("relu", (T(F32, n, 500),), {}, T(F32, n, 500)),
+    ("abs", (T(U8, 4),), {}, T(U8, 4)),
+    ("sin", (X,), {}, X),
+    ("cos", (X,), {}, X),
+    ("logical_not", (T(B, 2),), {}, T(B, 2)),
+    ("cast", (T(F32, n, 3),), {"dtype": I32}, T(I32, n, 3)),
+    ("cast", (T(B, s),), {"dtype": "float64"}, T(F64, s)),
+    ("zeros_like", (T(B, s),), {}, T(B, s)),
+    ("ones_like", (T(I32, 2),), {}, T(I32, 2)),
+    # broadcasting
+    ("add", (T(F32, 3, 4, 1), T(F32, 1, 5)), {}, T(F32, 3, 4, 5)),
+    ("sub", (T(F32, n, 3), T(F32, 3)), {}, T(F32, n, 3)),
+    ("mul", (T(F32, n, 1), T(F32, 1, 4)), {}, T(F32, n, 4)),
+    ("div", (T(F32, s), T(F32, s)), {}, T(F32, s)),
+    ("div", (T(F32, s), T(F32)), {}, T(F32, s)),
+    ("pow", (T(I32, 2, 3), T(I32)), {}, T(I32, 2, 3)),
+    ("maximum", (T(F32, 1), T(F32, n)), {}, T(F32, n)),
+    ("minimum", (T(F64, 2, 1, 3), T(F64, 4, 1)), {}, T(F64, 2, 4, 3)),
+    ("equal", (T(F32, 3), T(F32, 2, 1)), {}, T(B, 2, 3)),
+    ("not_equal", (T(B, n), T(B, n)), {}, T(B, n)),
+    ("less", (T(I32, n, 1), T(I32, m)), {}, T(B, n, m)),
+    ("less_equal", (T(dt, s), T(dt, s)), {}, T(B, s)),
+    ("greater", (T(F32), T(F32, 4)), {}, T(B, 4)),
+    ("greater_equal", (X, X), {}, T(B, 2, 3)),
+    ("logical_and", (T(B, 2), T(B, 2)), {}, T(B, 2)),
+    ("logical_or", (T(B, n, 1), T(B, 3)), {}, T(B, n, 3)),
+    ("where", (T(B, n, 1), T(F32, 1, 4), T(F32)), {}, T(F32, n, 4)),
+    # reductions
+    ("sum", (T(F32, 2, 3, 4),), {"axis": 1}, T(F32, 2, 4)),
+    ("sum", (T(F32, 2, 3, 4),), {"axis": (0, -1), "keepdims": True}, T(F32, 1, 3, 1)),
+    ("sum", (T(I32, 2, 3, 4),), {}, T(I32)),
+    ("sum", (T(F32, 2, 3, 4),), {"keepdims": True}, T(F32, 1, 1, 1)),
+    ("sum", (T(F32, s),), {}, T(F32)),
+    ("mean", (T(F32, n, 10),), {"axis": -1}, T(F32, n)),
+    ("max", (T(I32, n, 10),), {"axis": 0}, T(I32, 10)),
+    ("min", (T(F32, n, 10),), {"axis": 1, "keepdims": True}, T(F32, n, 1)),
+    ("argmax", (T(F32, n, 10),), {"axis": 1}, T(I32, n)),
+    ("argmax", (T(F64, n, 10),), {}, T(I32)),
+    # shape operators
+    ("reshape", (T(F32, n, 50, 4, 4),), {"newshape": (0, -1)}, T(F32, n, 800)),
+    ("reshape", (T(F32, 2, 3, 4),), {"newshape": (4, -1)}, T(F32, 4, 6)),
+    ("reshape", (T(I32, 6),), {"newshape": (2, 3)}, T(I32, 2, 3)),
+    ("reshape", (T(F32, n, 6),), {"newshape": (-1, 3)}, T(F32, 2 * n, 3)),
+    ("transpose", (T(F32, 2, 3, 4),), {}, T(F32, 4, 3, 2)),
+    ("transpose", (T(F32, 2, n, 4),), {"axes": (0, 2, 1)}, T(F32, 2, 4, n)),
+    ("transpose", (T(F32, 2, 3, 4),), {"axes": (-1, 0, 1)}, T(F32, 4, 2, 3)),
+    ("expand_dims", (T(F32, n, 3),), {"axis": 1}, T(F32, n, 1, 3)),
+    ("expand_dims", (T(F32, n, 3),), {"axis": -1, "num_newaxis": 2}, T(F32, n, 3, 1, 1)),
+    ("squeeze", (T(F32, 1, 3, 1),), {}, T(F32, 3)),
+    ("squeeze", (T(F32, n, 1, 3),), {"axis": 1}, T(F32, n, 3)),
+    ("broadcast_to", (T(F32, 3, 1),), {"shape": (2, 3, 4)}, T(F32, 2, 3, 4)),
+    ("broadcast_to", (T(I32),), {"shape": (2, 2)}, T(I32, 2, 2)),
+    ("broadcast_to_like", (T(F32, 1, n), T(I32, 4, n)), {}, T(F32, 4, n)),
+    ("broadcast_to_like", (T(F32), T(F32, s)), {}, T(F32, s)),
+    ("sum_to", (T(F32, 2, 3, 4), T(F32, 3, 1)), {}, T(F32, 3, 1)),
+    ("sum_to", (T(F32, n, 10), T(F32, 10)), {}, T(F32, 10)),
+    ("sum_to", (T(F32, s), T(F32, s)), {}, T(F32, s)),
+    ("concatenate", (T(F32, n, 3), T(F32, m, 3)), {}, T(F32, n + m, 3)),
+    ("concatenate", (T(I32, 2, 3), T(I32, 2, 4), T(I32, 2, 1)), {"axis": -1}, T(I32, 2, 8)),
+    ("stack", (T(F32, n, 3), T(F32, n, 3)), {}, T(F32, 2, n, 3)),
+    ("stack", (T(F32, n, 3), T(F32, n, 3), T(F32, n, 3)), {"axis": -1}, T(F32, n, 3, 3)),
+    ("take", (T(F32, 5, 4), T(I32, n)), {"axis": 0}, T(F32, n, 4)),
+    ("take", (T(F32, 5, 4), T(I32, 2, 3)), {}, T(F32, 2, 3)),
+    ("take", (T(F64, 2, 5, 7), T(U8, 3, 4)), {"axis": 1}, T(F64, 2, 3, 4, 7)),
+    ("strided_slice", (T(F32, 10, n),), {"begin": (2,), "end": (8,), "strides": (2,)}, T(F32, 3, n)),
+    ("strided_slice", (T(F32, 5, 6),), {"begin": (-1, 0), "end": (-6, 100), "strides": (-2, 3)}, T(F32, 3, 2)),
+    ("strided_slice", (T(F32, n, 5),), {"begin": (1,), "end": (3,), "axes": (1,)}, T(F32, n, 2)),
+    ("pad", (T(F32, n, 3),), {"pad_width": (1, 2, 0, 1)}, T(F32, n + 3, 4)),
+    ("flatten", (T(F32, n, 50, 4, 4),), {}, T(F32, n, 800)),
+    ("flatten", (T(F32, 5),), {}, T(F32, 5, 1)),
+    ("full", (), {"shape": (2, 3), "dtype": I32}, T(I32, 2, 3)),
+    ("full", (), {"shape": ()}, T(F32)),
+    ("one_hot", (T(I32, n),), {"depth": 10}, T(F32, n, 10)),
+    ("one_hot", (T(U8, 2, 3),), {"depth": 4, "dtype": F64}, T(F64, 2, 3, 4)),
+    # linear algebra and neural networks
+    ("matmul", (T(F32, n, k), T(F32, k, m)), {}, T(F32, n, m)),
+    ("matmul", (T(F32, 2, 1, 3, 4), T(F32, 5, 4, 6)), {}, T(F32, 2, 5, 3, 6)),
+    ("dense", (T(F32, n, 784), T(F32, 500, 784), T(F32, 500)), {}, T(F32, n, 500)),
+    ("dense", (T(F32, 784), T(F32, 10, 784)), {}, T(F32, 10)),
+    ("conv2d", (T(F32, n, 1, 28, 28), T(F32, 20, 1, 5, 5)), {}, T(F32, n, 20, 24, 24)),
+    ("conv2d", (T(F32, n, 1, h, 28), T(F32, 20, 1, 5, 5)), {}, T(F32, n, 20, h - 4, 24)),
+    # (32 + 2*1 - 2*(3-1) - 1) // 2 + 1 = 29 // 2 + 1 = 15
+    ("conv2d", (T(F32, 1, 3, 32, 32), T(F32, 8, 3, 3, 3)), {"strides": 2, "padding": 1, "dilation": 2},
+     T(F32, 1, 8, 15, 15)),
+    ("conv2d", (T(F32, n, 1, h, h), T(F32, 4, 1, 3, 3)), {"strides": 2}, T(F32, n, 4, (h - 3) // 2 + 1, (h - 3) // 2 + 1)),
+    ("max_pool2d", (T(F32, n, 20, 24, 24),), {"pool_size": 2}, T(F32, n, 20, 12, 12)),
+    ("max_pool2d", (T(I32, 1, 1, 5, 5),), {"pool_size": 3, "strides": 1, "padding": 1}, T(I32, 1, 1, 5, 5)),
+    # (h - 2) // 2 + 1 is h // 2
+    ("avg_pool2d", (T(F32, n, 20, h, h),), {"pool_size": 2}, T(F32, n, 20, h // 2, h // 2)),
+    ("softmax", (T(F32, n, 10),), {}, T(F32, n, 10)),
+    ("log_softmax", (T(F64, n, 10),), {"axis": 0}, T(F64, n, 10)),
+    ("softmax_cross_entropy", (T(F32, n, 10), T(F32, n, 10)), {"axis": 1}, T(F32)),
+]
+
+ILL_TYPED: list[tuple[str, tuple[Type, ...], dict[str, Any], str]] = [
+    # elementwise
+    ("neg", (T(B, 2),), {}, "argument 1 must have a numeric dtype, not BoolType"),
+    ("neg", (UNIT,), {}, "argument 1 must be a tensor, not ()"),
+    ("sq", (TupleType([T(F32, 2)]),), {}, "argument 1 must be a tensor, not (Tensor(FloatType(32), Shape(2)),)"),
+    ("exp", (T(I32, 3),), {}, "argument 1 must have a floating-point dtype, not IntType(32)"),
+    ("log", (T(B, 3),), {}, "argument 1 must have a floating-point dtype, not BoolType"),
+    ("sqrt", (T(U8),), {}, "argument 1 must have a floating-point dtype, not UIntType(8)"),
+    ("tanh", (T(I32, n),), {}, "argument 1 must have a floating-point dtype, not IntType(32)"),
+    ("sigmoid", (T(I32, n),), {}, "argument 1 must have a floating-point dtype, not IntType(32)"),
+    ("sin", (T(B),), {}, "argument 1 must have a floating-point dtype, not BoolType"),
+    ("cos", (T(I32),), {}, "argument 1 must have a floating-point dtype, not IntType(32)"),
+    ("relu", (T(B, 2),), {}, "argument 1 must have a numeric dtype, not BoolType"),
+    ("abs", (T(B, 2),), {}, "argument 1 must have a numeric dtype, not BoolType"),
+    ("logical_not", (T(F32, 2),), {}, "argument 1 must have a boolean dtype, not FloatType(32)"),
+    ("cast", (FuncType([X], X),), {"dtype": I32},
+     "argument 1 must be a tensor, not (Tensor(FloatType(32), Shape(2, 3))) -> Tensor(FloatType(32), Shape(2, 3))"),
+    ("zeros_like", (RefType(X),), {}, "argument 1 must be a tensor, not RefType(Tensor(FloatType(32), Shape(2, 3)))"),
+    ("ones_like", (TypeVar("T"),), {}, "argument 1 must be a tensor, not T"),
+    # broadcasting
+    ("add", (T(F32, 3), T(F64, 3)), {}, "dtypes differ: FloatType(32) vs FloatType(64)"),
+    ("add", (T(F32, 3), T(F32, 4)), {}, "cannot broadcast Shape(3) with Shape(4): dimension 0: 3 vs 4"),
+    ("add", (T(F32, 3), UNIT), {}, "argument 2 must be a tensor, not ()"),
+    ("sub", (T(F32, n), T(F32, 5)), {}, "cannot broadcast Shape(n) with Shape(5): dimension 0: n vs 5"),
+    ("mul", (T(F32, 2, n), T(F32, 3, 1, m)), {}, "cannot broadcast Shape(2, n) with Shape(3, 1, m): dimension 2: n vs m"),
+    ("div", (T(F32, s), T(F32, 3)), {}, "cannot broadcast s with Shape(3): a shape variable broadcasts only with itself"),
+    ("pow", (T(B, 2), T(B, 2)), {}, "argument 1 must have a numeric dtype, not BoolType"),
+    ("maximum", (T(F32, s), T(F32, t)), {}, "cannot broadcast s with t: a shape variable broadcasts only with itself"),
+    ("minimum", (T(F32, 4, 3), T(F32, 2, 3)), {}, "cannot broadcast Shape(4, 3) with Shape(2, 3): dimension 0: 4 vs 2"),
+    ("equal", (T(I32, 2), T(F32, 2)), {}, "dtypes differ: IntType(32) vs FloatType(32)"),
+    ("not_equal", (T(B, 2), T(B, 3)), {}, "cannot broadcast Shape(2) with Shape(3): dimension 0: 2 vs 3"),
+    ("less", (T(dt, 2), T(F32, 2)), {}, "dtypes differ: a vs FloatType(32)"),
+    ("less_equal", (T(F32, n, 2), T(F32, m, 2)), {}, "cannot broadcast Shape(n, 2) with Shape(m, 2): dimension 0: n vs m"),
+    ("greater", (T(F32, 1, 4), T(F32, 3, 5)), {}, "cannot broadcast Shape(1, 4) with Shape(3, 5): dimension 1: 4 vs 5"),
+    ("greater_equal", (X, TupleType([X, X])), {},
+     "argument 2 must be a tensor, not (Tensor(FloatType(32), Shape(2, 3)), Tensor(FloatType(32), Shape(2, 3)))"),
+    ("logical_and", (T(F32, 2), T(B, 2)), {}, "argument 1 must have a boolean dtype, not FloatType(32)"),
+    ("logical_or", (T(B, 2), T(I32, 2)), {}, "argument 2 must have a boolean dtype, not IntType(32)"),
+    ("where", (T(F32, 2), X, X), {}, "argument 1 must have a boolean dtype, not FloatType(32)"),
+    ("where", (T(B, 2), T(F32, 2), T(I32, 2)), {}, "dtypes differ: FloatType(32) vs IntType(32)"),
+    ("where", (T(B, 2), T(F32, 3), T(F32)), {}, "cannot broadcast Shape(2) with Shape(3): dimension 0: 2 vs 3"),
+    # reductions
+    ("sum", (X,), {"axis": 2}, "axis 2 is out of range for a tensor of rank 2"),
+    ("sum", (X,), {"axis": (0, -2)}, "axes (0, -2) name axis 0 twice"),
+    ("sum", (T(B, 2),), {}, "argument 1 must have a numeric dtype, not BoolType"),
+    ("sum", (T(F32, s),), {"axis": 0}, "argument 1 needs a shape of known rank, not the shape variable s"),
+    ("mean", (T(I32, 2),), {}, "argument 1 must have a floating-point dtype, not IntType(32)"),
+    ("max", (X,), {"axis": -3}, "axis -3 is out of range for a tensor of rank 2"),
+    ("min", (T(F32),), {"axis": 0}, "axis 0 is out of range for a tensor of rank 0"),
+    ("argmax", (T(F32, n),), {"axis": 1}, "axis 1 is out of range for a tensor of rank 1"),
+    # shape operators
+    ("reshape", (X,), {"newshape": (4,)}, "cannot reshape Shape(2, 3) (6 elements) to Shape(4) (4 elements)"),
+    ("reshape", (T(F32, n, 3),), {"newshape": (-1, 2)}, "cannot reshape Shape(n, 3) (3*n elements) to (-1, 2): 3*n is not a multiple of 2"),
+    ("reshape", (T(F32, 7),), {"newshape": (-1, 2)}, "cannot reshape Shape(7) (7 elements) to (-1, 2): 7 is not a multiple of 2"),
+    ("reshape", (T(F32, n, 4),), {"newshape": (4, 0)}, "cannot reshape Shape(n, 4) (4*n elements) to Shape(4, 4) (16 elements)"),
+    ("reshape", (X,), {"newshape": (-1, -1)}, "newshape (-1, -1) has more than one -1"),
+    ("reshape", (T(F32, 2),), {"newshape": (0, 0)}, "newshape[1] is 0, which copies input dimension 1, but the input has rank 1"),
+    ("reshape", (T(F32, 0, 3),), {"newshape": (0, -1)},
+     "cannot infer the -1 in newshape (0, -1) for Shape(0, 3): the other dimensions hold 0 elements"),
+    ("transpose", (X,), {"axes": (0, 0)}, "axes (0, 0) name axis 0 twice"),
+    ("transpose", (X,), {"axes": (0,)}, "axes (0,) is not a permutation of the 2 axes of Shape(2, 3)"),
+    ("transpose", (T(F32, s),), {}, "argument 1 needs a shape of known rank, not the shape variable s"),
+    ("expand_dims", (X,), {"axis": 3}, "axis 3 is out of range for a new axis in a tensor of rank 2"),
+    ("expand_dims", (X,), {"axis": 0, "num_newaxis": -1}, "num_newaxis must be >= 0, not -1"),
+    ("squeeze", (T(F32, 3, 1),), {"axis": 0}, "cannot squeeze dimension 0 of Shape(3, 1): its size is 3, not 1"),
+    ("squeeze", (T(F32, n, 1),), {"axis": 0}, "cannot squeeze dimension 0 of Shape(n, 1): its size is n, not 1"),
+    ("squeeze", (T(F32, n, 1),), {},
+     "squeeze without axis needs static dimensions, but dimension 0 of Shape(n, 1) is n: name the axes to squeeze"),
+    ("broadcast_to", (T(F32, 3),), {"shape": (4,)}, "cannot broadcast Shape(3) to Shape(4): dimension 0: 3 vs 4"),
+    ("broadcast_to", (X,), {"shape": (3,)}, "cannot broadcast Shape(2, 3) to Shape(3): rank 2 is larger than 1"),
+    ("broadcast_to", (T(F32, 3),), {"shape": (2, 1)}, "cannot broadcast Shape(3) to Shape(2, 1): dimension 1: 3 vs 1"),
+    ("broadcast_to", (T(F32),), {"shape": (2, -1)}, "shape (2, -1) has a negative dimension"),
+    ("broadcast_to_like", (T(F32, s), T(F32, 3)), {},
+     "cannot broadcast s to Shape(3): a shape variable broadcasts only with itself"),
+    ("sum_to", (X, T(F32, 4)), {}, "cannot sum Shape(2, 3) to Shape(4), which does not broadcast to it: dimension 1: 4 vs 3"),
+    ("concatenate", (X, T(F32, 2, 4)), {}, "argument 2 Shape(2, 4) differs from argument 1 Shape(2, 3) in dimension 1: 4 vs 3"),
+    ("concatenate", (X, T(F32, 3)), {}, "argument 2 has rank 1 (Shape(3)), but argument 1 has rank 2 (Shape(2, 3))"),
+    ("concatenate", (X, T(F64, 2, 3)), {}, "dtypes differ: FloatType(32) vs FloatType(64)"),
+    ("concatenate", (T(F32), T(F32)), {}, "axis 0 is out of range for a tensor of rank 0"),
+    ("stack", (T(F32, n, 3), T(F32, m, 3)), {}, "argument 2 Shape(m, 3) differs from argument 1 Shape(n, 3) in dimension 0: m vs n"),
+    ("stack", (T(F32, 3), T(F32, s)), {}, "argument 2 has shape s, but argument 1 has shape Shape(3)"),
+    ("stack", (T(F32, 3), T(F32, 3)), {"axis": 3}, "axis 3 is out of range for a new axis in a tensor of rank 1"),
+    ("take", (X, T(F32, 2)), {}, "argument 2 must have an integer dtype, not FloatType(32)"),
+    ("take", (X, T(I32, 2)), {"axis": 2}, "axis 2 is out of range for a tensor of rank 2"),
+    ("strided_slice", (T(F32, n, 5),), {"begin": (0,), "end": (1,)},
+     "sliced dimension 0 of Shape(n, 5) must have a static size, not n"),
+    ("strided_slice", (X,), {"begin": (0,), "end": (1,), "strides": (0,)}, "the stride of axis 0 is 0"),
+    ("strided_slice", (X,), {"begin": (0,), "end": (1, 2)},
+     "begin, end, strides and axes have lengths 1, 2, 1 and 1; they must be equal"),
+    ("strided_slice", (X,), {"begin": (0, 0), "end": (1, 1), "axes": (1, -1)}, "axes (1, -1) name axis 1 twice"),
+    ("pad", (X,), {"pad_width": (1, 1)}, "pad_width needs 4 numbers for rank 2, not 2"),
+    ("pad", (X,), {"pad_width": (1, 1, -1, 0)}, "pad_width (1, 1, -1, 0) has a negative number"),
+    ("flatten", (T(F32),), {}, "argument 1 must have rank >= 1, not 0 (Shape())"),
+    ("full", (), {"shape": (2, -1)}, "shape (2, -1) has a negative dimension"),
+    ("one_hot", (T(F32, 3),), {"depth": 4}, "argument 1 must have an integer dtype, not FloatType(32)"),
+    ("one_hot", (T(I32, 3),), {"depth": -1}, "depth must be >= 0, not -1"),
+    # linear algebra and neural networks
+    ("matmul", (T(F32, n, 784), T(F32, 800, 10)), {},
+     "inner dimensions differ: 784 vs 800 (Shape(n, 784) @ Shape(800, 10))"),
+    ("matmul", (X, T(F32, 3)), {}, "argument 2 must have rank >= 2, not 1 (Shape(3))"),
+    ("matmul", (T(F32, 2, 3, 4), T(F32, 3, 4, 5)), {},
+     "batch dimensions: cannot broadcast Shape(2) with Shape(3): dimension 0: 2 vs 3"),
+    ("matmul", (T(B, 2, 2), T(B, 2, 2)), {}, "argument 1 must have a numeric dtype, not BoolType"),
+    ("dense", (T(F32, n, 800), T(F32, 500, 784)), {},
+     "dense expects 784 input features (weight Shape(500, 784)) but the input has 800 (Shape(n, 800))"),
+    ("dense", (T(F32, n, 784), T(F32, 500, 784), T(F32, 10)), {},
+     "the bias must have shape Shape(500) for 500 units (weight Shape(500, 784)), not Shape(10)"),
+    ("dense", (T(F32, n, 784), T(F32, 784)), {}, "argument 2 must have rank 2, not 1 (Shape(784))"),
+    ("conv2d", (T(F32, n, 3, 28, 28), T(F32, 20, 1, 5, 5)), {},
+     "conv2d expects 1 input channels (weight Shape(20, 1, 5, 5)) but the input has 3 (Shape(n, 3, 28, 28))"),
+    ("conv2d", (T(F32, 1, 1, 4, 4), T(F32, 1, 1, 5, 5)), {}, "kernel 5 is larger than the padded input 4 in dimension 2"),
+    ("conv2d", (T(F32, 1, 1, 9, 4), T(F32, 1, 1, 3, 3)), {"dilation": 2}, "kernel 5 is larger than the padded input 4 in dimension 3"),
+    ("conv2d", (T(F32, 1, 28, 28), T(F32, 20, 1, 5, 5)), {}, "argument 1 must have rank 4 (NCHW), not 3 (Shape(1, 28, 28))"),
+    ("conv2d", (T(F32, 1, 1, 8, 8), T(F32, 1, 1, 3, 3)), {"strides": (0, 1)}, "strides (0, 1) must be >= 1"),
+    ("max_pool2d", (T(F32, 1, 1, 4, 4),), {"pool_size": 5}, "window 5 is larger than the padded input 4 in dimension 2"),
+    ("max_pool2d", (T(F32, 1, 1, 4, 4),), {"pool_size": 0}, "pool_size (0, 0) must be >= 1"),
+    ("avg_pool2d", (T(I32, 1, 1, 4, 4),), {"pool_size": 2}, "argument 1 must have a floating-point dtype, not IntType(32)"),
+    ("avg_pool2d", (T(F32, 1, 1, 4, 4),), {"pool_size": 2, "padding": -1}, "padding (-1, -1) must be >= 0"),
+    ("softmax", (X,), {"axis": 2}, "axis 2 is out of range for a tensor of rank 2"),
+    ("softmax", (T(I32, 2),), {}, "argument 1 must have a floating-point dtype, not IntType(32)"),
+    ("log_softmax", (T(F32, s),), {}, "argument 1 needs a shape of known rank, not the shape variable s"),
+    ("softmax_cross_entropy", (T(F32, n, 10), T(F32, n, 5)), {},
+     "argument 2 Shape(n, 5) differs from argument 1 Shape(n, 10) in dimension 1: 5 vs 10"),
+    ("softmax_cross_entropy", (T(F32, n, 10), T(F64, n, 10)), {}, "dtypes differ: FloatType(32) vs FloatType(64)"),
+    ("softmax_cross_entropy", (T(F32, s), T(F32, n, 10)), {},
+     "argument 2 has shape Shape(n, 10), but argument 1 has shape s"),
+]
+
+
+def _case_id(case: tuple) -> str:
+    return case[0]
+
+
+@pytest.mark.parametrize("case", WELL_TYPED, ids=_case_id)
+def test_well_typed(case: tuple) -> None:
+    name, args, attrs, expected = case
+    assert relate(name, *args, **attrs) == expected
+
+
+@pytest.mark.parametrize("case", ILL_TYPED, ids=_case_id)
+def test_ill_typed(case: tuple) -> None:
+    name, args, attrs, message = case
+    with pytest.raises(RelayTypeError) as info:
+        relate(name, *args, **attrs)
+    assert info.value.message == message
+    assert info.value.span is None
+
+
+def test_every_operator_is_tested_both_ways() -> None:
+    ops = set(all_ops())
+    assert {case[0] for case in WELL_TYPED} == ops
+    assert {case[0] for case in ILL_TYPED} == ops
+
+
+def test_relations_cover_exactly_the_registered_operators() -> None:
+    assert set(TYPE_RELATIONS) == set(all_ops())
+    for name, op in all_ops().items():
+        assert op.type_relation is TYPE_RELATIONS[name], name
+
+
+# symbolic dimensions, spelled out ------------------------------------------------------
+
+
+def test_symbolic_results_are_canonical() -> None:
+    # the same polynomial however it is written
+    assert relate("conv2d", T(F32, n, 1, h, 28), T(F32, 20, 1, 5, 5)) == T(F32, n, 20, 1 + h - 5, 24)
+    assert relate("concatenate", T(F32, n), T(F32, n), T(F32, 2)) == T(F32, 2 * n + 2)
+    assert relate("pad", T(F32, n), pad_width=(2, 2)) == T(F32, 4 + n)
+    got = relate("reshape", T(F32, n, m, 6), newshape=(-1, 2))
+    assert got == T(F32, 3 * n * m, 2)
+
+
+def test_lenet_shapes_through_symbolic_batch() -> None:
+    """LeNet's shapes (DESIGN.md section 8) from a batch of n images: each layer by hand."""
+    x = T(F32, n, 1, 28, 28)
+    c1 = relate("conv2d", x, T(F32, 20, 1, 5, 5))
+    assert c1 == T(F32, n, 20, 24, 24)
+    p1 = relate("max_pool2d", relate("relu", c1), pool_size=2)
+    assert p1 == T(F32, n, 20, 12, 12)
+    c2 = relate("conv2d", p1, T(F32, 50, 20, 5, 5))
+    assert c2 == T(F32, n, 50, 8, 8)
+    p2 = relate("max_pool2d", c2, pool_size=(2, 2))
+    assert p2 == T(F32, n, 50, 4, 4)
+    flat = relate("flatten", p2)
+    assert flat == relate("reshape", p2, newshape=(0, -1)) == T(F32, n, 800)
+    logits = relate("dense", flat, T(F32, 10, 800), T(F32, 10))
+    assert logits == T(F32, n, 10)
+    assert relate("softmax_cross_entropy", logits, T(F32, n, 10)) == T(F32)
+
+
+def test_attached_relation_is_what_the_checker_runs() -> None:
+    from relayish import parse
+    from typecheck.inference import infer
+
+    text = """def @f[n: Dim](%x: Tensor(FloatType(32), Shape(n, 800)), %w: Tensor(FloatType(32), Shape(500, 784))) {
+  @dense(%x, %w)
+}"""
+    with pytest.raises(RelayTypeError) as info:
+        infer(parse(text))
+    assert "@dense: dense expects 784 input features" in info.value.message
+    assert "but the input has 800" in info.value.message
+    good = infer(parse(text.replace("Shape(n, 800)", "Shape(n, 784)")))
+    assert "Tensor(FloatType(32), Shape(n, 500))" in str(good)
+
+
+# NumPy as the oracle ---------------------------------------------------------------------
+
+small_shapes = hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=3)
+
+
+def _numpy_shape(fn: Any) -> tuple[int, ...] | None:
+    """The shape NumPy computes, or None when NumPy rejects the operands."""
+    try:
+        return fn().shape
+    except ValueError:  # numpy.exceptions.AxisError is a ValueError
+        return None
+
+
+def _agrees(expected: tuple[int, ...] | None, name: str, *args: Type, **attrs: Any) -> None:
+    if expected is None:
+        with pytest.raises(RelayTypeError):
+            relate(name, *args, **attrs)
+    else:
+        assert relate(name, *args, **attrs).shape == Shape(*expected)
+
+
+@given(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=4, max_side=4))
+def test_broadcasting_agrees_with_numpy(shapes: Any) -> None:
+    a, b = shapes.input_shapes
+    expected = (np.zeros(a) + np.zeros(b)).shape
+    assert expected == np.broadcast_shapes(a, b)
+    _agrees(expected, "add", T(F32, *a), T(F32, *b))
+    _agrees(expected, "where", T(B, *a), T(F32, *b), T(F32))
+
+
+@given(small_shapes, small_shapes)
+def test_broadcasting_rejects_what_numpy_rejects(a: tuple[int, ...], b: tuple[int, ...]) -> None:
+    _agrees(_numpy_shape(lambda: np.zeros(a) * np.zeros(b)), "mul", T(F32, *a), T(F32, *b))
+
+
+@given(
+    hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=2, max_side=3),
+    small_shapes,
+    small_shapes,
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.booleans(),
+)
+def test_matmul_agrees_with_numpy(batches: Any, batch_a: Any, batch_b: Any, rows: int, inner: int,
+                                  inner_b: int, cols: int, independent: bool) -> None:
+    # Mostly compatible batch axes; sometimes two unrelated ones, and inner sizes that may differ.
+    pa, pb = (batch_a[:2], batch_b[:2]) if independent else batches.input_shapes
+    a, b = pa + (rows, inner), pb + (inner_b, cols)
+    _agrees(_numpy_shape(lambda: np.zeros(a) @ np.zeros(b)), "matmul", T(F32, *a), T(F32, *b))
+
+
+axis_values = st.integers(-5, 4)
+
+
+@given(
+    hnp.array_shapes(min_dims=0, max_dims=4, min_side=1, max_side=3),
+    st.none() | axis_values | st.lists(axis_values, max_size=4).map(tuple),
+    st.booleans(),
+)
+def test_reductions_agree_with_numpy(shape: tuple[int, ...], axis: Any, keepdims: bool) -> None:
+    # np.mean is the oracle: np.sum and np.argmax also accept axis 0 or -1 on a 0-d array,
+    # a quirk that np.mean does not share and that the relations reject.
+    expected = _numpy_shape(lambda: np.mean(np.zeros(shape), axis=axis, keepdims=keepdims))
+    _agrees(expected, "sum", T(F32, *shape), axis=axis, keepdims=keepdims)
+    _agrees(expected, "mean", T(F32, *shape), axis=axis, keepdims=keepdims)
+    if (axis is None or isinstance(axis, int)) and (shape or axis is None):
+        expected = _numpy_shape(lambda: np.argmax(np.zeros(shape), axis=axis, keepdims=keepdims))
+        _agrees(expected, "argmax", T(F32, *shape), axis=axis, keepdims=keepdims)
