@@ -185,7 +185,20 @@ class Dim:
         rest = Dim({m: c % den for m, c in self.terms.items()})
         if rest.is_const:
             return quotient + Dim.const(rest.value // den)
+        inner = rest._lone_floordiv()
+        if inner is not None and inner.den.is_const:  # (x // a) // b == x // (a*b)
+            return quotient + Dim.atom(FloorDiv(inner.num, inner.den * den))
         return quotient + Dim.atom(FloorDiv(rest, Dim.const(den)))
+
+    def _lone_floordiv(self) -> FloorDiv | None:
+        """The atom when this dimension is exactly one floor division, else None."""
+        if len(self.terms) == 1:
+            ((mono, coeff),) = self.terms.items()
+            if coeff == 1 and len(mono) == 1:
+                ((atom, power),) = mono
+                if power == 1 and isinstance(atom, FloorDiv):
+                    return atom
+        return None
 
     def _exact_div(self, other: Dim) -> Dim | None:
         if self == other:

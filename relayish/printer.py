@@ -128,6 +128,7 @@ class _Names:
         self.allow_leading_digit = allow_leading_digit
         self.by_id: dict[int, str] = {}
         self.used: set[str] = set()
+        self.next_suffix: dict[str, int] = {}
         self.keep_alive: list[object] = []
 
     def name(self, obj: object, hint: str) -> str:
@@ -137,10 +138,12 @@ class _Names:
         base = _BAD_NAME_CHARS.sub("_", hint) or "x"
         if not self.allow_leading_digit and (base[0].isdigit() or base in KEYWORDS):
             base = "t" + base if base[0].isdigit() else base + "_"
-        name, k = base, 0
+        k = self.next_suffix.get(base, 0)  # names only get used up, so resume where we stopped
+        name = f"{base}_{k}" if k else base
         while name in self.used:
             k += 1
             name = f"{base}_{k}"
+        self.next_suffix[base] = k + 1
         self.used.add(name)
         self.by_id[id(obj)] = name
         self.keep_alive.append(obj)

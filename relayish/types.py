@@ -201,6 +201,7 @@ class TypeVar(Type):
     def __mul__(self, other): return self._dim() * other  # noqa: E704
     def __rmul__(self, other): return as_dim(other) * self._dim()  # noqa: E704
     def __floordiv__(self, other): return self._dim() // other  # noqa: E704
+    def __rfloordiv__(self, other): return as_dim(other) // self._dim()  # noqa: E704
     def __neg__(self): return -self._dim()  # noqa: E704
 
 

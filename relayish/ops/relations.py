@@ -33,6 +33,8 @@ FLOAT, INT, NUMBER, BOOL = "f", "iu", "iuf", "b"
 _KIND_NAMES = {FLOAT: "a floating-point", INT: "an integer", NUMBER: "a numeric", BOOL: "a boolean"}
 
 
+MAX_RANK = 64  # NumPy's limit on the number of axes
+
 def fail(message: str) -> NoReturn:
     raise RelayTypeError(message)
 
@@ -281,8 +283,8 @@ def expand_dims(args: list[Type], attrs: dict[str, Any]) -> Type:
     (x,) = tensors(args)
     dims = dims_of(x, 1)
     count = attrs["num_newaxis"]
-    if count < 0:
-        fail(f"num_newaxis must be >= 0, not {count}")
+    if not 0 <= count <= MAX_RANK - len(dims):
+        fail(f"num_newaxis must be between 0 and {MAX_RANK - len(dims)} (tensors have at most {MAX_RANK} axes), not {count}")
     at = normalize_axis(attrs["axis"], len(dims) + 1, f"a new axis in a tensor of rank {len(dims)}")
     return TensorType(x.dtype, Shape(*dims[:at], *(1,) * count, *dims[at:]))
 
@@ -357,6 +359,14 @@ def take(args: list[Type], attrs: dict[str, Any]) -> Type:
     return TensorType(data.dtype, Shape(*dims[:axis], *dims_of(indices, 2), *dims[axis + 1:]))
 
 
+def _slice_length(bounds: tuple[int, int, int]) -> int:
+    """``len(range(*bounds))`` without building a range (sizes may exceed a machine word)."""
+    start, stop, step = bounds
+    if step > 0:
+        return max(0, (stop - start + step - 1) // step)
+    return max(0, (start - stop - step - 1) // -step)
+
+
 def strided_slice(args: list[Type], attrs: dict[str, Any]) -> Type:
     """Python slicing (with its clamping) on each sliced axis, which must have a static size."""
     (x,) = tensors(args)
@@ -373,7 +383,7 @@ def strided_slice(args: list[Type], attrs: dict[str, Any]) -> Type:
         size = dims[axis].value
         if size is None:
             fail(f"sliced dimension {axis} of {x.shape} must have a static size, not {dim_text(dims[axis])}")
-        dims[axis] = Dim.const(len(range(*slice(start, stop, step).indices(size))))
+        dims[axis] = Dim.const(_slice_length(slice(start, stop, step).indices(size)))
     return TensorType(x.dtype, Shape(*dims))
 
 

@@ -210,7 +210,7 @@ ILL_TYPED: list[tuple[str, tuple[Type, ...], dict[str, Any], str]] = [
     ("transpose", (X,), {"axes": (0,)}, "axes (0,) is not a permutation of the 2 axes of Shape(2, 3)"),
     ("transpose", (T(F32, s),), {}, "argument 1 needs a shape of known rank, not the shape variable s"),
     ("expand_dims", (X,), {"axis": 3}, "axis 3 is out of range for a new axis in a tensor of rank 2"),
-    ("expand_dims", (X,), {"axis": 0, "num_newaxis": -1}, "num_newaxis must be >= 0, not -1"),
+    ("expand_dims", (X,), {"axis": 0, "num_newaxis": -1}, "num_newaxis must be between 0 and 62 (tensors have at most 64 axes), not -1"),
     ("squeeze", (T(F32, 3, 1),), {"axis": 0}, "cannot squeeze dimension 0 of Shape(3, 1): its size is 3, not 1"),
     ("squeeze", (T(F32, n, 1),), {"axis": 0}, "cannot squeeze dimension 0 of Shape(n, 1): its size is n, not 1"),
     ("squeeze", (T(F32, n, 1),), {},
