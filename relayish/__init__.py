@@ -21,6 +21,8 @@ _EXPORTS = {
     "AttributeSchemaError": ("relayish.errors", "AttributeSchemaError"),
     "RelayTypeError": ("relayish.errors", "RelayTypeError"),
     "KindError": ("relayish.errors", "KindError"),
+    "RelayRuntimeError": ("relayish.errors", "RelayRuntimeError"),
+    "evaluate": ("interp", "evaluate"),
     "Span": ("relayish.errors", "Span"),
     "Module": ("relayish.module", "Module"),
     "ir": ("relayish.ir", None),

@@ -21,14 +21,25 @@ Monomial = frozenset  # frozenset[tuple[Atom, int]]; the empty monomial is the c
 DimLike = Union["Dim", int, "TypeVar"]
 
 
+MAX_FLOORDIV_NESTING = 64  # deeper nesting is an error: no real shape needs it, and it keeps
+# every operation on dimensions (which recurse through floor divisions) far from Python's stack limit
+
+
+def _nesting(d: Dim) -> int:
+    return max((atom.nesting for atom in d.atoms() if isinstance(atom, FloorDiv)), default=0)
+
+
 class FloorDiv:
     """An atom ``num // den`` kept symbolic because it is not exact."""
 
-    __slots__ = ("num", "den", "_hash")
+    __slots__ = ("num", "den", "nesting", "_hash")
 
     def __init__(self, num: Dim, den: Dim):
         self.num = num
         self.den = den
+        self.nesting = 1 + max(_nesting(num), _nesting(den))
+        if self.nesting > MAX_FLOORDIV_NESTING:
+            raise RelayError(f"a dimension may nest at most {MAX_FLOORDIV_NESTING} floor divisions")
         self._hash = hash(("//", num, den))
 
     def __eq__(self, other: object) -> bool:
@@ -69,7 +80,9 @@ class Dim:
 
     def __init__(self, terms: Mapping[Monomial, int]):
         self.terms = {m: c for m, c in terms.items() if c != 0}
-        self._hash = hash(frozenset(self.terms.items()))
+        value = self.value
+        # A constant hashes like its int, since it compares equal to it.
+        self._hash = hash(value) if value is not None else hash(frozenset(self.terms.items()))
 
     # construction -------------------------------------------------------------------
     @staticmethod

@@ -74,3 +74,7 @@ class RelayTypeError(RelayError):
 
 class KindError(RelayTypeError):
     """A type-level term of the wrong kind: a shape where a type belongs, and so on."""
+
+
+class RelayRuntimeError(RelayError):
+    """An error while running a program: bad arguments, division by zero, an index out of range."""

@@ -16,7 +16,7 @@ _TOKEN = re.compile(
   | (?P<string>"(?:[^"\\\n]|\\.)*")
   | (?P<punct>:=|->|==|!=|<=|>=|//|[(){}\[\],:=<>+\-*/!])
     """,
-    re.VERBOSE,
+    re.VERBOSE | re.ASCII,
 )
 _SPECIAL_FLOAT = re.compile(r"(nan|inf)(f16|f32|f64)?\Z")
 

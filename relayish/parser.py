@@ -68,6 +68,7 @@ class _Scope:
 class Parser:
     def __init__(self, text: str, filename: str):
         self.tokens = tokenize(text, filename)
+        self.closing = _matching_parens(self.tokens)
         self.pos = 0
         self.locals = _Scope()
         self.tvars = _Scope()
@@ -396,8 +397,14 @@ class Parser:
         """``(T) e`` when the parenthesis holds a type, else None with nothing consumed."""
         start, start_pos, nxt = self.tok, self.pos, self.peek()
         certain = nxt.kind == "ident" and nxt.text not in _EXPR_WORDS
-        if not certain and not (nxt.kind == "punct" and nxt.text == "("):
-            return None
+        if not certain:
+            # "((" may open a tuple type; that is worth trying only when an expression
+            # follows the closing ")", which keeps nested parentheses linear.
+            close = self.closing.get(self.pos)
+            if not (nxt.kind == "punct" and nxt.text == "(") or close is None:
+                return None
+            if not self.starts_expression_at(close + 1):
+                return None
         self.advance()
         try:
             ty = yield self.type_()
@@ -413,7 +420,10 @@ class Parser:
         return Ascribe(value, ty, span=start.span)
 
     def starts_expression(self) -> bool:
-        tok = self.tok
+        return self.starts_expression_at(self.pos)
+
+    def starts_expression_at(self, index: int) -> bool:
+        tok = self.tokens[min(index, len(self.tokens) - 1)]
         if tok.kind in ("local", "global", "number"):
             return True
         if tok.kind == "ident":
@@ -634,6 +644,17 @@ class Parser:
         if value is None:
             raise self.error(f"{tok.text} is not a valid {dtype} element", tok)
         return value
+
+
+def _matching_parens(tokens: list[Token]) -> dict[int, int]:
+    """Index of each "(" token -> index of its ")" token."""
+    closing, open_at = {}, []
+    for i, tok in enumerate(tokens):
+        if tok.kind == "punct" and tok.text == "(":
+            open_at.append(i)
+        elif tok.kind == "punct" and tok.text == ")" and open_at:
+            closing[open_at.pop()] = i
+    return closing
 
 
 def _number_body(text: str) -> str:

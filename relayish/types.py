@@ -244,7 +244,8 @@ class ForallType(Type):
     _hash: int = _hash_field
 
     def __attrs_post_init__(self) -> None:
-        # Bound variables hash by position so alpha-equivalent foralls may share a hash.
+        # Like every type, a forall equals only a forall over the very same variables
+        # (alpha-equivalence is relayish.alpha_equal), so hashing the body suffices.
         object.__setattr__(self, "_hash", hash(("forall", len(self.params), self.body._hash)))
 
 

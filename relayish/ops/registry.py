@@ -80,7 +80,7 @@ def _dtype(value: Any) -> BaseType:
         return value
     try:
         return BaseType.from_numpy(np.dtype(value))
-    except TypeError:
+    except (TypeError, ValueError):
         raise ValueError("a base type such as FloatType(32)") from None
 
 
@@ -110,6 +110,15 @@ ATTR_KINDS: dict[str, Callable[[Any], Any]] = {
     "ints?": _optional(_ints),
     "pair?": _optional(_pair),
 }
+
+def _same_value(a: Any, b: Any) -> bool:
+    """Equality that keeps -0.0 apart from 0.0 and NaN equal to NaN, as the text does."""
+    if isinstance(a, float) and isinstance(b, float):
+        return a.hex() == b.hex()
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
 
 REQUIRED = attrs.make_class("Required", [], frozen=True)()
 
@@ -180,7 +189,7 @@ class OpDef:
                 raise AttributeSchemaError(
                     f"attribute {spec.name!r} of operator {self.name} must be {err}, not {given[spec.name]!r}"
                 ) from None
-            if spec.default is REQUIRED or value != spec.convert_default():
+            if spec.default is REQUIRED or not _same_value(value, spec.convert_default()):
                 result.append((spec.name, value))
         return tuple(result)
 

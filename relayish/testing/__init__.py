@@ -1,0 +1,1 @@
+"""Test helpers for relayish: hypothesis strategies that generate IR."""
