@@ -10,19 +10,7 @@ from __future__ import annotations
 import time
 
 import relayish
-from relayish import ir
-
-
-def let_chain(length: int) -> ir.Module:
-    """``%v_i = %v_{i-1} * 0.5 + 1.0`` for i < length, over a float32 vector."""
-    x = ir.Var("x", ir.TensorType(ir.FloatType(32), ir.Shape(8)))
-    names = [ir.Var(f"v{i}") for i in range(length)]
-    body: ir.Expr = names[-1]
-    for i in range(length - 1, -1, -1):
-        prev = names[i - 1] if i else x
-        value = ir.Call(ir.Op("add"), [ir.Call(ir.Op("mul"), [prev, ir.Constant(0.5)]), ir.Constant(1.0)])
-        body = ir.Let(names[i], value, body)
-    return ir.Module({"chain": ir.Function([x], body)})
+from relayish.testing.deep_programs import let_chain
 
 
 def time_check(length: int) -> float:

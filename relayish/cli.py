@@ -27,12 +27,70 @@ def _fmt(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from interp import evaluate
+
+    from .errors import RelayError
+    from .parser import parse
+
+    try:
+        with open(args.file, encoding="utf-8") as handle:
+            module = parse(handle.read(), filename=args.file)
+        params = module[args.entry].params if args.entry in module else []
+        values = [_argument(text, param) for text, param in zip(args.args, params)]
+        values += [_argument(text, None) for text in args.args[len(params):]]
+        result = evaluate(module, args.entry, *values)
+    except OSError as err:
+        print(f"relayish run: cannot read {err.filename}: {err.strerror}", file=sys.stderr)
+        return 1
+    except (RelayError, ValueError, SyntaxError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    with np.printoptions(threshold=50):
+        print(_show(result))
+    return 0
+
+
+def _argument(text: str, param):
+    """A ``.npy`` file, or a literal converted to the parameter's declared dtype."""
+    import ast
+
+    import numpy as np
+
+    from .types import BaseType, TensorType
+
+    if text.endswith(".npy"):
+        return np.load(text, allow_pickle=False)
+    try:
+        value = np.asarray(ast.literal_eval(text))
+    except (ValueError, SyntaxError):
+        raise ValueError(f"argument {text!r} is neither a .npy file nor a literal such as 3.0 or [1, 2]") from None
+    ty = getattr(param, "type_annotation", None)
+    if isinstance(ty, TensorType) and isinstance(ty.dtype, BaseType):
+        return value.astype(ty.dtype.to_numpy())
+    return value.astype({"f": np.float32, "i": np.int32}.get(value.dtype.kind, value.dtype))
+
+
+def _show(value) -> str:
+    if isinstance(value, tuple):
+        inner = ", ".join(_show(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    return repr(value)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="relayish", description="A differentiable functional IR for tensor programs.")
     commands = parser.add_subparsers(dest="command", required=True)
     fmt = commands.add_parser("fmt", help="print a .rly file in canonical form (exit 1 on a parse error)")
     fmt.add_argument("file", help="the .rly file to read")
     fmt.set_defaults(run=_fmt)
+    run = commands.add_parser("run", help="evaluate a global of a .rly file on arguments and print the result")
+    run.add_argument("file", help="the .rly file to read")
+    run.add_argument("args", nargs="*", help="each a .npy file or a literal (3.0, [1, 2]) cast to the parameter's dtype")
+    run.add_argument("--entry", default="main", help="the global to run (default: main)")
+    run.set_defaults(run=_run)
     args = parser.parse_args(argv)
     return args.run(args)
 

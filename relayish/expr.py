@@ -7,6 +7,8 @@ has an optional ``span`` pointing at the user's source.
 
 from __future__ import annotations
 
+import functools
+
 from typing import Any, Iterable, Iterator, Mapping
 
 import attrs
@@ -24,6 +26,11 @@ def _span_field():
     return attrs.field(default=None, kw_only=True)
 
 
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in attrs.fields(cls) if f.name != "span")
+
+
 class Expr:
     """Base of all expressions."""
 
@@ -31,8 +38,8 @@ class Expr:
 
     def children(self) -> Iterator[Expr]:
         """Direct sub-expressions in field order."""
-        for field in attrs.fields(type(self)):
-            value = getattr(self, field.name)
+        for name in _field_names(type(self)):
+            value = getattr(self, name)
             if isinstance(value, Expr):
                 yield value
             elif isinstance(value, tuple):

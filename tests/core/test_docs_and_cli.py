@@ -69,3 +69,10 @@ def test_readme_type_checking_example_runs(capsys):
     printed = capsys.readouterr().out
     assert printed.startswith("layer.rly:3:")
     assert "784" in printed and "800" in printed and "@dense(%x, %w)" in printed
+
+
+def test_readme_running_programs_example_runs(capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    code = _fenced((ROOT / "README.md").read_text(), "## Running programs", "python")
+    exec(compile(code, "README.md", "exec"), {})
+    assert capsys.readouterr().out.startswith("(array([1.9990234, 2.       , 2.0009766], dtype=float32), array(10, dtype=int32))")

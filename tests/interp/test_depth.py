@@ -1,0 +1,46 @@
+"""Deep evaluation at Python's default recursion limit: tail calls run in constant stack,
+let chains in one machine frame, and non-tail recursion is bounded by memory only."""
+
+import sys
+
+import numpy as np
+import pytest
+
+import relayish
+from relayish.testing.deep_programs import LOOPS, let_chain
+
+
+@pytest.fixture(autouse=True)
+def default_recursion_limit():
+    saved = sys.getrecursionlimit()
+    sys.setrecursionlimit(min(saved, 1000))
+    yield
+    sys.setrecursionlimit(saved)
+
+
+def test_a_tail_recursive_loop_of_a_million_steps():
+    assert relayish.evaluate(LOOPS, "count", np.int32(0), np.int32(1_000_000)) == 1_000_000
+
+
+def test_mutual_recursion_of_depth_100000():
+    assert relayish.evaluate(LOOPS, "even", np.int32(100_000)) == np.True_
+    assert relayish.evaluate(LOOPS, "odd", np.int32(100_001)) == np.True_
+
+
+def test_non_tail_recursion_of_depth_100000():
+    result = relayish.evaluate(LOOPS, "total", np.int32(100_000))
+    # 1 + ... + 100000 = 5,000,050,000, which wraps in int32 to 5,000,050,000 - 2**32
+    assert result.dtype == np.int32 and result == 705_082_704
+
+
+def test_let_chain_of_100000_bindings():
+    x = np.arange(8, dtype=np.float32)
+    expected = x.copy()
+    for _ in range(100_000):  # float32 arithmetic, as the program does it
+        expected = expected * np.float32(0.5) + np.float32(1.0)
+    np.testing.assert_array_equal(relayish.evaluate(let_chain(100_000), "chain", x), expected)
+
+
+def test_the_call_limit_stops_runaway_recursion():
+    with pytest.raises(relayish.RelayRuntimeError, match="step limit exceeded: more than 1000 calls"):
+        relayish.evaluate(LOOPS, "count", np.int32(0), np.int32(10**9), max_calls=1000)
