@@ -27,33 +27,11 @@ PROGRAMS = Path(__file__).parent / "programs"
 # Values
 
 
-def f32(x: Any) -> np.ndarray:
-    return np.asarray(x, dtype=np.float32)
-
-
-def f64(x: Any) -> np.ndarray:
-    return np.asarray(x, dtype=np.float64)
-
-
-def i32(x: Any) -> np.ndarray:
-    return np.asarray(x, dtype=np.int32)
-
-
-def i64(x: Any) -> np.ndarray:
-    return np.asarray(x, dtype=np.int64)
-
-
-def i8(x: Any) -> np.ndarray:
-    return np.asarray(x, dtype=np.int8)
-
-
-def u8(x: Any) -> np.ndarray:
-    return np.asarray(x, dtype=np.uint8)
-
-
-def b(x: Any) -> np.ndarray:
-    return np.asarray(x, dtype=np.bool_)
-
+# Arrays of an exact dtype, for writing expected values.
+f32, f64, i32, i64, i8, u8, b = (
+    functools.partial(np.asarray, dtype=dtype)
+    for dtype in (np.float32, np.float64, np.int32, np.int64, np.int8, np.uint8, np.bool_)
+)
 
 UNIT: tuple = ()
 
