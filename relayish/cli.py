@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .errors import ParseError
+from .errors import RelayError
 
 
 def _fmt(args: argparse.Namespace) -> int:
+    """Print the canonical form; with ``typed``, after type inference."""
+    from typecheck import infer
+
     from .parser import parse
     from .printer import astext
 
@@ -16,11 +19,13 @@ def _fmt(args: argparse.Namespace) -> int:
         with open(args.file, encoding="utf-8") as handle:
             text = handle.read()
     except OSError as err:
-        print(f"relayish fmt: cannot read {args.file}: {err.strerror}", file=sys.stderr)
+        print(f"relayish {args.command}: cannot read {args.file}: {err.strerror}", file=sys.stderr)
         return 1
     try:
         module = parse(text, filename=args.file)
-    except ParseError as err:
+        if args.command == "check":
+            module = infer(module)
+    except RelayError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     sys.stdout.write(astext(module))
@@ -32,7 +37,6 @@ def _run(args: argparse.Namespace) -> int:
 
     from interp import evaluate
 
-    from .errors import RelayError
     from .parser import parse
 
     try:
@@ -86,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     fmt = commands.add_parser("fmt", help="print a .rly file in canonical form (exit 1 on a parse error)")
     fmt.add_argument("file", help="the .rly file to read")
     fmt.set_defaults(run=_fmt)
+    check = commands.add_parser("check", help="type-check a .rly file and print its typed IR (exit 1 on an error)")
+    check.add_argument("file", help="the .rly file to read")
+    check.set_defaults(run=_fmt)
     run = commands.add_parser("run", help="evaluate a global of a .rly file on arguments and print the result")
     run.add_argument("file", help="the .rly file to read")
     run.add_argument("args", nargs="*", help="each a .npy file or a literal (3.0, [1, 2]) cast to the parameter's dtype")

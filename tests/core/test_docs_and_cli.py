@@ -76,3 +76,17 @@ def test_readme_running_programs_example_runs(capsys, monkeypatch):
     code = _fenced((ROOT / "README.md").read_text(), "## Running programs", "python")
     exec(compile(code, "README.md", "exec"), {})
     assert capsys.readouterr().out.startswith("(array([1.9990234, 2.       , 2.0009766], dtype=float32), array(10, dtype=int32))")
+
+
+def test_cli_check_prints_typed_ir(capsys):
+    assert main(["check", str(ROOT / "examples/mlp.rly")]) == 0
+    out = capsys.readouterr().out
+    assert "let %z: Tensor(FloatType(32), Shape(n, 10)) = @matmul(%h, %w2) + %b2 in" in out
+    assert relayish.astext(relayish.parse(out)) == out
+
+
+def test_cli_check_reports_type_errors_with_exit_1(tmp_path, capsys):
+    bad = tmp_path / "bad.rly"
+    bad.write_text("def @f(%x: Tensor(FloatType(32), Shape(3))) -> Tensor(FloatType(32), Shape(4)) {\n  %x\n}\n")
+    assert main(["check", str(bad)]) == 1
+    assert "(dimension 0: 4 vs 3)" in capsys.readouterr().err
