@@ -230,7 +230,7 @@ class FunctionChecker:
             count = len(fn_type.params)
             raise self.fail(e, f"call: the function takes {count} argument{'s' * (count != 1)}, not {len(args)} ({self.solver.resolve(fn_type)})")
         for i, (param, arg_node, arg) in enumerate(zip(fn_type.params, e.args, args)):
-            self.unify(arg_node, f"argument {i} of the call", param, arg, e)
+            self.unify(arg_node, f"argument {i + 1} of the call", param, arg, e)
         return fn_type.ret
 
     def function(self, fn: Function) -> Iterator[Any]:

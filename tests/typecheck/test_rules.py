@@ -83,7 +83,7 @@ ILL_TYPED = [
     ("closure", "def @f() {\n  fn (%x: $F) -> Tensor(IntType(32), Shape()) { %x }\n}", 2, 3,
      f"the function body (it must have the return type): expected {I}, found {F} (IntType(32) vs FloatType(32))"),
     ("call argument", "def @g(%x: $F) -> $F { %x }\ndef @f() {\n  @g(2)\n}", 3, 6,
-     f"argument 0 of the call: expected {F}, found {I} (FloatType(32) vs IntType(32))"),
+     f"argument 1 of the call: expected {F}, found {I} (FloatType(32) vs IntType(32))"),
     ("call arity", "def @g(%x: $F) -> $F { %x }\ndef @f() {\n  @g(2.0, 3.0)\n}", 3, 3,
      f"call: the function takes 1 argument, not 2 (({F}) -> {F})"),
     ("call of a tensor", "def @f() {\n  let %x = 1 in %x(2)\n}", 2, 17, f"call: expected a function, found {I}"),
