@@ -13,6 +13,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from relayish.dims import Dim
 from relayish.errors import RelayRuntimeError, Span
 from relayish.expr import (
     Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
@@ -129,7 +130,7 @@ class Evaluator:
         if isinstance(e, Ascribe):
             return (yield self.eval(e.expr, frame, tail))
         if isinstance(e, Zero):
-            return self.zero(e, frame)
+            return _zeros(e.type, frame, e.span)
         if isinstance(e, RefNew):
             return RefCell((yield self.eval(e.value, frame)))
         if isinstance(e, RefRead):
@@ -139,7 +140,7 @@ class Evaluator:
             cell.value = yield self.eval(e.value, frame)
             return UNIT_VALUE
         if isinstance(e, Op):
-            return _OpValue(lookup_op(e.name), e, self, frame.global_name)
+            return _OpValue(lookup_op(e.name), e, frame.global_name)
         if isinstance(e, Grad):
             raise RelayRuntimeError("Grad is not supported by the evaluator yet (the AD layer adds it)", e.span)
         raise RelayRuntimeError(f"cannot evaluate {type(e).__name__}", getattr(e, "span", None))
@@ -160,8 +161,6 @@ class Evaluator:
             return _TailCall(callee, args, e.span)
         return (yield self.apply(callee, args, e.span))
 
-    def zero(self, e: Zero, frame: Frame) -> Any:
-        return _zeros(e.type, frame, e.span)
 
 
 def _zeros(ty: Type, frame: Frame, span: Span | None) -> Any:
@@ -171,23 +170,17 @@ def _zeros(ty: Type, frame: Frame, span: Span | None) -> Any:
         raise RelayRuntimeError(f"Zero of {ty} needs a concrete tensor type", span)
     shape = []
     for dim in ty.shape.dims:
-        size = dim.substitute({tv: _const(n) for tv, n in frame.dims.items()}).value
+        size = dim.substitute({tv: Dim.const(n) for tv, n in frame.dims.items()}).value
         if size is None:
             raise RelayRuntimeError(f"Zero of {ty}: the size of {dim} is not known here", span)
         shape.append(size)
     return np.zeros(shape, dtype=ty.dtype.to_numpy())
 
 
-def _const(n: int):
-    from relayish.dims import Dim
-
-    return Dim.const(n)
-
-
 class _OpValue:
     """An operator used as a first-class function value."""
 
-    def __init__(self, op: OpDef | None, node: Op, evaluator: Evaluator, global_name: str):
+    def __init__(self, op: OpDef | None, node: Op, global_name: str):
         self.op, self.node, self.global_name = op, node, global_name
 
     def __call__(self, *args: Any) -> Any:
