@@ -14,6 +14,7 @@ from relayish.dims import Dim
 from relayish.errors import RelayRuntimeError
 from relayish.expr import Function
 from relayish.printer import astext
+from relayish.traverse import trampoline
 from relayish.types import BaseType, FuncType, Kind, RefType, Shape, TensorType, TupleType, Type, TypeVar
 
 
@@ -85,41 +86,22 @@ def check_value(ty: Type, value: Any, dims: dict[TypeVar, int], what: str) -> An
 
     Returns the value as the evaluator holds it (NumPy scalars become 0-d arrays).
     """
-    stack: list[tuple[Type, Any, list]] = []
-    root: list = [None]
-    stack.append((ty, value, [root, 0]))
-    while stack:
-        t, v, (holder, index) = stack.pop()
+
+    def check(t: Type, v: Any):
         if isinstance(t, TensorType):
-            holder[index] = _check_tensor(t, v, dims, what)
-        elif isinstance(t, TupleType):
+            return _check_tensor(t, v, dims, what)
+        if isinstance(t, TupleType):
             if not isinstance(v, tuple) or len(v) != len(t.fields):
                 raise _mismatch(what, ty, value)
-            items = list(v)
-            holder[index] = items
-            stack.extend((f, item, [items, i]) for i, (f, item) in enumerate(zip(t.fields, v)))
-        elif isinstance(t, FuncType) and not isinstance(v, Closure):
+            items = []
+            for field, item in zip(t.fields, v):
+                items.append((yield check(field, item)))
+            return tuple(items)
+        if isinstance(t, FuncType) and not isinstance(v, Closure) or isinstance(t, RefType) and not isinstance(v, RefCell):
             raise _mismatch(what, ty, value)
-        elif isinstance(t, RefType) and not isinstance(v, RefCell):
-            raise _mismatch(what, ty, value)
-        else:
-            holder[index] = v
-    return _freeze(root[0])
+        return v
 
-
-def _freeze(value: Any) -> Any:
-    """Lists built while checking become tuples again (iteratively, inside out)."""
-    if not isinstance(value, list):
-        return value
-    order, stack = [], [value]
-    while stack:
-        item = stack.pop()
-        order.append(item)
-        stack.extend(v for v in item if isinstance(v, list))
-    frozen: dict[int, tuple] = {}
-    for item in reversed(order):
-        frozen[id(item)] = tuple(frozen.get(id(v), v) if isinstance(v, list) else v for v in item)
-    return frozen[id(value)]
+    return trampoline(check(ty, value))
 
 
 def _check_tensor(t: TensorType, v: Any, dims: dict[TypeVar, int], what: str) -> np.ndarray:
