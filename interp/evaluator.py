@@ -193,7 +193,7 @@ def run_op(op: OpDef | None, name: str, args: list[Any], attrs: Any, span: Span 
         raise RelayRuntimeError(f"operator @{name} is declared but has no implementation (in @{global_name})", span)
     try:
         result = op.compute(*args, **op.full_attrs(attrs))  # operators silence float warnings themselves
-    except (ZeroDivisionError, IndexError, ValueError, TypeError, FloatingPointError) as err:
+    except (ZeroDivisionError, IndexError, ValueError, TypeError, FloatingPointError, OverflowError) as err:
         raise RelayRuntimeError(f"@{name} failed in @{global_name}: {err}", span) from None
     return result
 

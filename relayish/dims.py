@@ -217,7 +217,7 @@ class Dim:
         if self == other:
             return Dim.const(1)
         if len(other.terms) != 1:
-            return None
+            return self._monomial_quotient(other)
         ((mono, coeff),) = other.terms.items()
         terms = {}
         for m, c in self.terms.items():
@@ -226,6 +226,18 @@ class Dim:
                 return None
             terms[q] = c // coeff
         return Dim(terms)
+
+    def _monomial_quotient(self, other: Dim) -> Dim | None:
+        """``q`` when ``self == other * q`` for a single term ``q`` (``(2k*k + 4k) // (k*k + 2k)``
+        is 2), else None: every candidate is a term of ``self`` over one fixed term of ``other``."""
+        mono, coeff = next(iter(other.terms.items()))
+        for m, c in self.terms.items():
+            q = _mono_div(m, mono)
+            if q is not None and c % coeff == 0:
+                candidate = Dim({q: c // coeff})
+                if other * candidate == self:
+                    return candidate
+        return None
 
     # comparison ---------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:

@@ -188,7 +188,10 @@ class FunctionChecker:
             if var.type_annotation is not None:
                 self.check_annotation(var.type_annotation, var, f"annotation of %{var.name_hint}")
             declared = var.type_annotation or Hole.fresh()
-            if isinstance(e.value, Function):  # recursive: the function may call itself
+            if isinstance(e.value, Function):  # recursive: the function may call itself,
+                # with the type its literal declares (so a recursive call's result is known)
+                if var.type_annotation is None:
+                    declared = declared_type(e.value) or declared
                 self.env[id(var)] = declared
             value = yield self.infer(e.value)
             self.unify(e, f"the value bound to %{var.name_hint}", declared, value)

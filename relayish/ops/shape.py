@@ -106,7 +106,8 @@ def _pad(x: np.ndarray, pad_width: tuple[int, ...], pad_value: float) -> np.ndar
     if x.ndim == 0:
         return x.copy()
     pairs = list(zip(pad_width[0::2], pad_width[1::2]))
-    return np.pad(x, pairs, mode="constant", constant_values=pad_value)
+    value = np.asarray(pad_value).astype(x.dtype)  # converted as cast does: inf in an int tensor is no error
+    return np.pad(x, pairs, mode="constant", constant_values=value)
 
 
 def _flatten(x: np.ndarray) -> np.ndarray:
@@ -206,7 +207,7 @@ _shape_op(
 _shape_op(
     "pad",
     _pad,
-    "x padded with pad_value; pad_width is the flattened (before, after) pairs, one per axis",
+    "x padded with pad_value (converted to x's dtype as cast does); pad_width is the flattened (before, after) pairs, one per axis",
     attrs=(AttrSpec("pad_width", "ints"), AttrSpec("pad_value", "float", 0.0)),
 )
 _shape_op("flatten", _flatten, "x reshaped to (d0, d1 * ... * dn)")

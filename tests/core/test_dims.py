@@ -156,6 +156,25 @@ def test_exact_division_by_a_monomial(a, c):
     assert (a * divisor) // divisor == a
 
 
+@given(
+    st.sampled_from([Dim.const(1), Dim.const(3), Dim.const(-2), 2 * n, -m, k * n]),
+    st.sampled_from([n * m + k, 2 * n * n + n, n + 1, 3 * k - 2]),
+)
+def test_exact_division_by_a_polynomial_with_a_single_term_quotient(quotient, divisor):
+    assert (divisor * quotient) // divisor == quotient
+    assert ((divisor * quotient + 1) // divisor).value is None  # not exact: stays a division
+
+
+def test_reshape_infers_minus_one_over_a_polynomial():
+    from relayish import infer_types, parse
+
+    text = """def @f[k: Dim](%x: Tensor(FloatType(32), Shape(k + 2, k, 1, 2, 1))) {
+  @reshape(%x, newshape=(0, 0, -1))
+}"""
+    typed = infer_types(parse(text))
+    assert "-> Tensor(FloatType(32), Shape(k + 2, k, 2))" in astext(typed)
+
+
 def test_dim_tree_evaluates_like_python():
     tree = DimTree("//", (DimTree("-", (DimTree("var", (N,)), DimTree("const", (7,)))), DimTree("const", (2,))))
     assert tree.evaluate({N: 3}) == (3 - 7) // 2 == -2

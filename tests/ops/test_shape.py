@@ -214,6 +214,16 @@ def test_pad(x: np.ndarray, data: st.DataObject, value: int) -> None:
     assert_close(get_op("pad")(x, pad_width=widths, pad_value=float(value)), expected, x.dtype)
 
 
+@pytest.mark.parametrize("value", [1000.0, math.inf, -math.inf, math.nan, 2.75])
+def test_pad_value_outside_an_integer_dtype_converts_like_astype(value: float) -> None:
+    # np.pad itself raises OverflowError here; relayish converts the value as cast does.
+    x = np.array([[1, 2]], dtype=np.int8)
+    with np.errstate(all="ignore"):
+        border = np.array(value).astype(np.int8)
+    result = get_op("pad")(x, pad_width=(0, 0, 1, 1), pad_value=value)
+    np.testing.assert_array_equal(result, np.array([[border, 1, 2, border]], dtype=np.int8))
+
+
 def test_pad_width_of_the_wrong_length_fails() -> None:
     with pytest.raises(ValueError, match="pad_width"):
         get_op("pad")(np.ones((2, 2)), pad_width=(1, 1))
