@@ -84,6 +84,21 @@ def _show(value) -> str:
     return repr(value)
 
 
+def _difftest(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .testing.difftest import run
+
+    others = list(args.backend or ["roundtrip"]) + [f"pass:{spec}" for spec in args.passes or []]
+    try:
+        report = run(args.examples, args.seed, others, Path(args.out))
+    except ValueError as err:
+        print(f"relayish difftest: {err}", file=sys.stderr)
+        return 2
+    print("\n".join(report.lines()))
+    return 0 if report.failure is None else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="relayish", description="A differentiable functional IR for tensor programs.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -98,6 +113,18 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("args", nargs="*", help="each a .npy file or a literal (3.0, [1, 2]) cast to the parameter's dtype")
     run.add_argument("--entry", default="main", help="the global to run (default: main)")
     run.set_defaults(run=_run)
+    diff = commands.add_parser(
+        "difftest",
+        help="run generated well-typed programs in the evaluator and other backends and compare the results",
+    )
+    diff.add_argument("--examples", type=int, default=200, help="how many programs to generate (default: 200)")
+    diff.add_argument("--seed", type=int, default=0, help="the generator's seed (default: 0)")
+    diff.add_argument("--backend", action="append", choices=["roundtrip"],
+                      help="a backend to compare with the evaluator (default: roundtrip, the typed text printed and parsed back)")
+    diff.add_argument("--pass", dest="passes", action="append", metavar="MODULE:FUNCTION",
+                      help="also compare the evaluator on the output of this IR-to-IR pass (repeatable)")
+    diff.add_argument("--out", default=".", help="where a failing program is written (default: the current directory)")
+    diff.set_defaults(run=_difftest)
     args = parser.parse_args(argv)
     return args.run(args)
 

@@ -29,13 +29,14 @@ import functools
 import math
 import operator
 import signal
-from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar as PyTypeVar
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import attrs
 import numpy as np
 from hypothesis import strategies as st
 
 from ..dims import Dim, as_dim
+from .choices import Chooser, Stream, decoded
 from ..expr import (
     Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
     RefRead, RefWrite, Tuple, Var, Zero,
@@ -47,7 +48,6 @@ from ..types import (
     TensorType, TupleType, Type, TypeVar, UIntType,
 )  # fmt: skip
 
-T = PyTypeVar("T")
 
 BASE_TYPES: tuple[BaseType, ...] = (
     *(IntType(w) for w in IntType.widths),
@@ -86,33 +86,6 @@ def _ops_by_attribute_kind() -> dict[str, tuple[OpDef, ...]]:
         for spec in op.attrs:
             by_kind.setdefault(spec.kind, []).append(op)
     return {kind: tuple(ops) for kind, ops in sorted(by_kind.items())}
-
-
-# -- the source of choices ------------------------------------------------------------------
-
-
-class _Stream:
-    """Choices read from a byte string; past its end every byte reads as zero."""
-
-    def __init__(self, data: bytes):
-        self.data = data
-        self.pos = 0
-
-    def take(self, count: int) -> bytes:
-        chunk = self.data[self.pos : self.pos + count]
-        self.pos += count
-        return chunk.ljust(count, b"\0")
-
-    def integer(self, lo: int, hi: int) -> int:
-        """An integer in [lo, hi]; zero bytes give ``lo``."""
-        span = hi - lo + 1
-        if span <= 1:
-            return lo
-        size = ((span - 1).bit_length() + 7) // 8
-        return lo + int.from_bytes(self.take(size), "big") % span
-
-
-Thunk = Callable[[], Any]
 
 
 @attrs.frozen
@@ -190,48 +163,22 @@ def _float_specials(dtype: np.dtype) -> tuple[float, ...]:
     )  # fmt: skip
 
 
-class _Builder:
+class _Builder(Chooser):
     """Decodes one term from a stream; size is bounded by a depth and a node budget."""
 
     def __init__(
         self,
-        src: _Stream,
+        src: Stream,
         globals_: Sequence[str] = (),
         declared_ops: Sequence[str] = (),
         max_nodes: int = 40,
         type_depth: int = 3,
     ):
-        self.src = src
+        super().__init__(src)
         self.globals = tuple(globals_)
         self.declared_ops = tuple(declared_ops)
         self.nodes_left = max_nodes
         self.type_depth = type_depth
-
-    # choices -----------------------------------------------------------------------
-    def pick(self, options: Sequence[tuple[int, Thunk]]) -> Any:
-        """Run one of the thunks, chosen with the given weights (weight 0: not an option)."""
-        live = [(w, thunk) for w, thunk in options if w > 0]
-        k = self.src.integer(0, sum(w for w, _ in live) - 1)
-        for weight, thunk in live:
-            if k < weight:
-                return thunk()
-            k -= weight
-        raise AssertionError("unreachable")
-
-    def integer(self, lo: int, hi: int) -> int:
-        return self.src.integer(lo, hi)
-
-    def flag(self) -> bool:
-        return bool(self.src.integer(0, 1))
-
-    def many(self, thunk: Callable[[], T], lo: int, hi: int) -> list[T]:
-        return [thunk() for _ in range(self.integer(lo, hi))]
-
-    def maybe(self, thunk: Callable[[], T]) -> T | None:
-        return thunk() if self.flag() else None
-
-    def one_of(self, items: Sequence[T]) -> T:
-        return items[self.integer(0, len(items) - 1)]
 
     def names(self, pool: Sequence[str], most: int) -> list[str]:
         """Up to ``most`` distinct names from ``pool`` (none only now and then)."""
@@ -457,34 +404,24 @@ class _Builder:
         return Module(functions, op_decls)
 
 
-def _decoded(build: Callable[[_Builder], T], size: int, **options: Any) -> st.SearchStrategy[T]:
-    """Terms decoded by ``build`` from one hypothesis-drawn string of ``size`` bytes.
-
-    The size only needs to cover what a big term reads (past the end, bytes read as
-    zero); a smaller one makes failures shrink faster.
-    """
-    streams = st.binary(min_size=size, max_size=size)
-    return streams.map(lambda data: build(_Builder(_Stream(data), **options)))
-
-
 def modules(max_globals: int = 3, max_depth: int = 5, max_nodes: int = 60) -> st.SearchStrategy[Module]:
     """Closed, kind-correct modules: mutually recursive globals and operator declarations."""
-    return _decoded(lambda b: b.module(max_globals, max_depth), 2048, max_nodes=max_nodes)
+    return decoded(lambda src: _Builder(src, max_nodes=max_nodes).module(max_globals, max_depth), 2048)
 
 
 def exprs(max_depth: int = 4, max_nodes: int = 30) -> st.SearchStrategy[Expr]:
     """Closed expressions (no globals, no declared operators)."""
-    return _decoded(lambda b: b.expr(_Scope(), max_depth), 1024, max_nodes=max_nodes)
+    return decoded(lambda src: _Builder(src, max_nodes=max_nodes).expr(_Scope(), max_depth), 1024)
 
 
 def types(max_depth: int = 3) -> st.SearchStrategy[Type]:
     """Closed types of kind Type (their type variables bound by ``forall``)."""
-    return _decoded(lambda b: b.type_(_Scope()), 256, type_depth=max_depth)
+    return decoded(lambda src: _Builder(src, type_depth=max_depth).type_(_Scope()), 256)
 
 
 def dim_trees(dim_vars: Sequence[TypeVar] = (), max_leaves: int = 8) -> st.SearchStrategy[DimTree]:
     """Dimension arithmetic over ``dim_vars`` and naturals: ``+ - * //`` and negation."""
-    return _decoded(lambda b: b.dim_tree(tuple(dim_vars), max_leaves), 8 * max_leaves)
+    return decoded(lambda src: _Builder(src).dim_tree(tuple(dim_vars), max_leaves), 8 * max_leaves)
 
 
 def dims(dim_vars: Sequence[TypeVar] = (), max_leaves: int = 8) -> st.SearchStrategy[Dim]:

@@ -1,0 +1,149 @@
+"""Structural minimization of a failing program.
+
+Hypothesis shrinks the byte string a generated program was decoded from, and one zeroed
+byte early in it re-reads everything after it as a different program: the shrinker keeps
+few of its tries. ``minimize`` instead shrinks the program itself, greedily: it drops the
+globals the entry does not reach and the entry's declared result type, and replaces any sub-expression by one of its own
+children (an ``if`` by a branch, a ``let`` by its body, a call by an argument, ...) or
+inlines a ``let`` or a call of a function literal, keeping
+a change when the result still type-checks and still fails. Outer nodes are tried first,
+so big pieces go first. What is left is a program in which no such replacement keeps the
+failure: usually a few lines.
+"""
+
+from __future__ import annotations
+
+import time
+
+import attrs
+from typing import Callable, Iterator
+
+from typecheck import infer
+
+from ..errors import RelayTypeError
+from ..expr import Call, Constant, Expr, Function, GlobalVar, Let, Op, Var
+from ..module import Module
+from ..traverse import ExprMutator, post_order
+from ..types import TensorType, TupleType
+
+
+def reachable(module: Module, entry: str) -> Module:
+    """``module`` without the globals ``@entry`` cannot reach."""
+    seen = {entry}
+    stack = [entry]
+    while stack:
+        for node in post_order(module[stack.pop()]):
+            if isinstance(node, GlobalVar) and node.name in module and node.name not in seen:
+                seen.add(node.name)
+                stack.append(node.name)
+    return Module({name: fn for name, fn in module.functions.items() if name in seen}, module.op_decls)
+
+
+def _replaced(root: Function, target: Expr, replacement: Expr) -> Function:
+    class Replace(ExprMutator):
+        def rewrite(self, old: Expr, new: Expr) -> Expr:
+            return replacement if old is target else new
+
+    return Replace().mutate(root)
+
+
+def _substituted(body: Expr, values: dict[int, Expr]) -> Expr:
+    """``body`` with variables (by identity) replaced by expressions."""
+
+    class Substitute(ExprMutator):
+        def rewrite(self, old: Expr, new: Expr) -> Expr:
+            return values.get(id(old), new) if isinstance(old, Var) else new
+
+    return Substitute().mutate(body)
+
+
+def _inlinable(var: Var, value: Expr, body: Expr) -> bool:
+    """Substituting keeps every binder in one place: a leaf, or a variable used at most once."""
+    leaf = isinstance(value, (Var, Constant, GlobalVar, Op))
+    return leaf or sum(node is var for node in _uses(body)) <= 1
+
+
+def _uses(body: Expr) -> Iterator[Expr]:
+    stack = [body]
+    while stack:  # every occurrence, not every distinct node
+        node = stack.pop()
+        yield node
+        stack.extend(node.children())
+
+
+def _inlined(node: Expr) -> Expr | None:
+    """A ``let`` or a call of a function literal with its variables substituted, or None."""
+    if isinstance(node, Let) and _inlinable(node.var, node.value, node.body):
+        return _substituted(node.body, {id(node.var): node.value})
+    if isinstance(node, Call) and isinstance(node.callee, Function) and len(node.args) == len(node.callee.params):
+        fn = node.callee
+        if all(_inlinable(p, a, fn.body) for p, a in zip(fn.params, node.args)):
+            return _substituted(fn.body, {id(p): a for p, a in zip(fn.params, node.args)})
+    return None
+
+
+def _candidates(fn: Function) -> Iterator[Function]:
+    """``fn`` with one sub-expression inlined or replaced by one of its children, outermost first."""
+    nodes = list(post_order(fn.body))[::-1]  # parents before their children
+    for node in nodes:
+        inlined = _inlined(node)
+        if inlined is not None:
+            yield _replaced(fn, node, inlined)
+        for child in node.children():
+            yield _replaced(fn, node, child)
+
+
+def _acceptable(module: Module, entry: str) -> bool:
+    """Well typed, with an entry that returns tensors or tuples of them: a closure or a
+    reference in the result cannot be compared, so it would fail for the wrong reason."""
+    try:
+        typed = infer(module)
+    except RelayTypeError:
+        return False
+    stack = [typed[entry].ret_type]
+    while stack:
+        ty = stack.pop()
+        if isinstance(ty, TupleType):
+            stack.extend(ty.fields)
+        elif not isinstance(ty, TensorType):
+            return False
+    return True
+
+
+def minimize(
+    module: Module,
+    entry: str,
+    fails: Callable[[Module], bool],
+    *,
+    max_tries: int = 5000,
+    seconds: float = 120.0,
+) -> Module:
+    """The smallest module this greedy search finds on which ``fails`` still holds.
+
+    ``fails(candidate)`` is only called on well-typed candidates whose entry returns tensors
+    or tuples of them; it should run the check
+    that failed (bounded, e.g. with ``max_calls``: a replacement may remove a loop's exit).
+    The search stops after ``max_tries`` candidates or ``seconds``, returning the best so far.
+    """
+    best = reachable(module, entry)
+    unannotated = best.with_function(entry, attrs.evolve(best[entry], ret_type=None))
+    if _acceptable(unannotated, entry) and fails(unannotated):
+        best = unannotated  # the result type may shrink too (a tuple to one of its fields)
+    tries = 0
+    deadline = time.monotonic() + seconds
+    improved = True
+    while improved:
+        improved = False
+        for name in list(best.functions):
+            for fn in _candidates(best[name]):
+                if tries >= max_tries or time.monotonic() > deadline:
+                    return best
+                candidate = best.with_function(name, fn)
+                tries += 1
+                if _acceptable(candidate, entry) and fails(candidate):
+                    best = reachable(candidate, entry)
+                    improved = True
+                    break
+            if improved:
+                break
+    return best

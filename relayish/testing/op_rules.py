@@ -1,0 +1,602 @@
+"""Backward operator rules: from the type a call must have to its arguments and attributes.
+
+The well-typed generator (``strategies.py``) works from types down: to make an expression
+of type ``Tensor(d, s)`` with an operator, it asks that operator's rule for argument types
+and attributes that give exactly ``Tensor(d, s)``. Each rule is written here from the
+operator's documented semantics (``docs/operators.md``), independently of the type
+relations in ``relayish/ops/relations.py``: the generator is an oracle for the checker, so
+it must not ask the checker. Rules also keep evaluation free of runtime errors by
+construction: integer divisors and exponents are guarded (``Arg.guard``), ``take`` indices
+are in range (``Indices``), windows fit, reductions never see an empty axis (every
+dimension is at least 1: static sizes are drawn from 1 up, and the inputs strategy binds
+dimension variables to at least 1).
+
+A rule is ``rule(draw, out) -> Plan | None``: None when the operator cannot produce ``out``
+(wrong dtype, rank or a dimension it cannot make); ``draw`` supplies the random choices
+(``Draws``). ``HINTS`` says what a natural result of each operator looks like, so the
+generator can also start from an operator ("op-first") and reach every one of them.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any, Callable, Protocol, Sequence
+
+import attrs
+
+from ..dims import Dim
+from ..types import BaseType, BoolType, IntType, Shape, TensorType
+
+Dims = tuple[Dim, ...]
+
+# dtype kinds as NumPy kind letters; None: any dtype
+FLOAT, INT, NUMBER, BOOL = "f", "iu", "iuf", "b"
+INT32 = IntType(32)
+PADDING_VALUES = (0.0, 1.0, -1.0, 2.5, math.inf, -math.inf, math.nan)
+
+
+class Draws(Protocol):
+    """The random choices a rule may make (implemented by the generator)."""
+
+    def integer(self, lo: int, hi: int) -> int: ...
+    def flag(self, one_in: int = 2) -> bool: ...
+    def one_of(self, items: Sequence[Any]) -> Any: ...
+    def dtype(self, kinds: str | None) -> BaseType | None: ...
+    def dim(self, static: bool = False) -> Dim: ...
+
+
+@attrs.frozen
+class Arg:
+    """An argument of this type; ``guard`` makes an integer argument safe for ``div``/``pow``."""
+
+    type: TensorType
+    guard: str | None = None  # "nonzero" (an integer divisor) or "nonnegative" (an integer exponent)
+
+
+@attrs.frozen
+class Indices:
+    """Integer indices of this type, each in 0 .. size - 1 (``take``)."""
+
+    type: TensorType
+    size: int
+
+
+@attrs.frozen
+class Plan:
+    args: tuple[Arg | Indices, ...]
+    attrs: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class Hint:
+    """What a natural result of an operator looks like: dtype kinds (or one dtype) and rank."""
+
+    kinds: str | None | BaseType
+    min_rank: int = 0
+    max_rank: int = 3
+    static: bool = False
+
+
+Rule = Callable[[Draws, TensorType], "Plan | None"]
+
+
+# helpers ------------------------------------------------------------------------------------
+
+
+def kind_ok(dtype: BaseType, kinds: str | None) -> bool:
+    return kinds is None or dtype.numpy_kind in kinds
+
+
+def dims_of(t: TensorType) -> Dims:
+    return t.shape.dims
+
+
+def tensor(dtype: BaseType, dims: Sequence[Dim | int]) -> TensorType:
+    return TensorType(dtype, Shape(*dims))
+
+
+def is_one(d: Dim) -> bool:
+    return d.value == 1
+
+
+def static_value(d: Dim) -> int | None:
+    return d.value
+
+
+def signed_axis(draw: Draws, axis: int, rank: int) -> int:
+    """``axis`` as written: itself, or counted from the end."""
+    return axis - rank if draw.flag(3) else axis
+
+
+def permutation(draw: Draws, n: int) -> list[int]:
+    items = list(range(n))
+    for i in range(n - 1, 0, -1):
+        j = draw.integer(0, i)
+        items[i], items[j] = items[j], items[i]
+    return items
+
+
+def positions(draw: Draws, count: int, total: int) -> list[int]:
+    """``count`` distinct sorted positions in 0 .. total - 1."""
+    return sorted(permutation(draw, total)[:count])
+
+
+def factors(draw: Draws, value: int, most: int = 3) -> list[int]:
+    """A random factorization of ``value`` (>= 1) into 1 .. most factors, 1s allowed."""
+    result = []
+    for _ in range(draw.integer(0, most - 1)):
+        divisors = [k for k in range(1, value + 1) if value % k == 0]
+        k = draw.one_of(divisors)
+        result.append(k)
+        value //= k
+    result.append(value)
+    return permutation_of(draw, result)
+
+
+def permutation_of(draw: Draws, items: list[Any]) -> list[Any]:
+    return [items[i] for i in permutation(draw, len(items))]
+
+
+def axes_attr(draw: Draws, axes: list[int], rank: int) -> int | tuple[int, ...]:
+    """Reduction or squeeze axes as written: one int, or a tuple in any order."""
+    written = [signed_axis(draw, a, rank) for a in axes]
+    if len(written) == 1 and draw.flag():
+        return written[0]
+    return tuple(permutation_of(draw, written))
+
+
+def broadcast_sources(draw: Draws, dims: Dims, count: int) -> list[Dims]:
+    """``count`` shapes that broadcast together to exactly ``dims`` (NumPy rules).
+
+    Every position that is not 1 is kept by at least one source; the others have 1 there,
+    and a source may drop the leading positions where it has 1, except one source that
+    keeps the full rank (the result has the rank of the longest source).
+    """
+    sources: list[list[Dim]] = [[] for _ in range(count)]
+    for d in dims:
+        owners = set(range(count)) if is_one(d) or draw.flag(3) else {draw.integer(0, count - 1)}
+        for k in range(count):
+            sources[k].append(d if k in owners else Dim.const(1))
+    full_rank = draw.integer(0, count - 1)
+    result = []
+    for k, src in enumerate(sources):
+        leading_ones = 0 if k == full_rank else next((i for i, d in enumerate(src) if not is_one(d)), len(src))
+        result.append(tuple(src[draw.integer(0, leading_ones):]))
+    return result
+
+
+def split_dim(draw: Draws, d: Dim, most: int) -> list[Dim] | None:
+    """Positive parts summing to ``d``: a static size split, or ``n + c`` as ``n`` and ``c``."""
+    value = d.value
+    if value is not None:
+        count = draw.integer(1, min(most, value))
+        cuts = positions(draw, count - 1, value - 1)
+        edges = [0] + [c + 1 for c in cuts] + [value]
+        return [Dim.const(b - a) for a, b in zip(edges, edges[1:])]
+    constant = d.terms.get(frozenset(), 0)
+    if constant >= 1:
+        return [d - constant, Dim.const(constant)]
+    return None
+
+
+# elementwise, broadcasting and comparisons --------------------------------------------------
+
+
+def unary(kinds: str | None) -> Rule:
+    def rule(draw: Draws, out: TensorType) -> Plan | None:
+        return Plan((Arg(out),)) if kind_ok(out.dtype, kinds) else None
+
+    return rule
+
+
+def cast(draw: Draws, out: TensorType) -> Plan | None:
+    source = draw.dtype(None)
+    return Plan((Arg(TensorType(source, out.shape)),), {"dtype": out.dtype})
+
+
+def binary(kinds: str | None, guard: str | None = None) -> Rule:
+    """Two arguments of the result's dtype whose shapes broadcast to the result's."""
+
+    def rule(draw: Draws, out: TensorType) -> Plan | None:
+        if not kind_ok(out.dtype, kinds):
+            return None
+        a, b = broadcast_sources(draw, dims_of(out), 2)
+        needs_guard = guard == "nonzero" and out.dtype.numpy_kind in INT
+        needs_guard |= guard == "nonnegative" and out.dtype.numpy_kind == "i"
+        return Plan((Arg(tensor(out.dtype, a)), Arg(tensor(out.dtype, b), guard if needs_guard else None)))
+
+    return rule
+
+
+def comparison(draw: Draws, out: TensorType) -> Plan | None:
+    if out.dtype != BoolType():
+        return None
+    operand = draw.dtype(None)
+    a, b = broadcast_sources(draw, dims_of(out), 2)
+    return Plan((Arg(tensor(operand, a)), Arg(tensor(operand, b))))
+
+
+def where(draw: Draws, out: TensorType) -> Plan | None:
+    c, a, b = broadcast_sources(draw, dims_of(out), 3)
+    return Plan((Arg(tensor(BoolType(), c)), Arg(tensor(out.dtype, a)), Arg(tensor(out.dtype, b))))
+
+
+# reductions ---------------------------------------------------------------------------------
+
+
+def _reduced_input(draw: Draws, out: TensorType, single_axis: bool) -> tuple[Dims, dict[str, Any]] | None:
+    """An input shape and ``axis``/``keepdims`` attributes reducing to ``out``'s shape."""
+    dims = dims_of(out)
+    rank = len(dims)
+    ones = [i for i, d in enumerate(dims) if is_one(d)]
+    mode = draw.integer(0, 2)
+    if mode == 1 and ones:  # keepdims: reduced axes stay as 1s
+        chosen = [draw.one_of(ones)] if single_axis else [i for i in ones if draw.flag()] or [ones[0]]
+        source = tuple(draw.dim() if i in chosen else d for i, d in enumerate(dims))
+        axis = signed_axis(draw, chosen[0], rank) if single_axis else axes_attr(draw, chosen, rank)
+        return source, {"axis": axis, "keepdims": True}
+    if mode == 2 and rank == 0:  # every axis
+        return tuple(draw.dim() for _ in range(draw.integer(0 if single_axis else 1, 3))), {"axis": None}
+    count = 1 if single_axis or rank >= 3 else draw.integer(1, 2)
+    new_rank = rank + count
+    chosen = positions(draw, count, new_rank)
+    rest = iter(dims)
+    source = tuple(draw.dim() if i in chosen else next(rest) for i in range(new_rank))
+    axis = signed_axis(draw, chosen[0], new_rank) if single_axis else axes_attr(draw, chosen, new_rank)
+    return source, {"axis": axis}
+
+
+def reduction(kinds: str) -> Rule:
+    def rule(draw: Draws, out: TensorType) -> Plan | None:
+        if not kind_ok(out.dtype, kinds):
+            return None
+        source, attrs_ = _reduced_input(draw, out, single_axis=False)
+        return Plan((Arg(tensor(out.dtype, source)),), attrs_)
+
+    return rule
+
+
+def argmax(draw: Draws, out: TensorType) -> Plan | None:
+    operand = draw.dtype(NUMBER)
+    if out.dtype != INT32 or operand is None:
+        return None
+    source, attrs_ = _reduced_input(draw, out, single_axis=True)
+    return Plan((Arg(tensor(operand, source)),), attrs_)
+
+
+# shape operators ----------------------------------------------------------------------------
+
+
+def reshape(draw: Draws, out: TensorType) -> Plan | None:
+    """Symbolic dimensions stay in place (``0`` copies them); the static tail is regrouped."""
+    dims = dims_of(out)
+    keep = max((i + 1 for i, d in enumerate(dims) if d.value is None), default=0)
+    tail = [d.value for d in dims[keep:]]
+    source = list(dims[:keep]) + [Dim.const(k) for k in factors(draw, math.prod(tail))]
+    newshape = [0 if d.value is None or draw.flag(4) else d.value for d in dims[:keep]] + tail
+    if tail and draw.flag():
+        newshape[keep + draw.integer(0, len(tail) - 1)] = -1
+    return Plan((Arg(tensor(out.dtype, source)),), {"newshape": tuple(newshape)})
+
+
+def transpose(draw: Draws, out: TensorType) -> Plan | None:
+    dims = dims_of(out)
+    if draw.flag(4):
+        return Plan((Arg(tensor(out.dtype, dims[::-1])),), {})
+    perm = permutation(draw, len(dims))
+    source = [Dim.const(0)] * len(dims)
+    for i, p in enumerate(perm):
+        source[p] = dims[i]
+    return Plan((Arg(tensor(out.dtype, source)),), {"axes": tuple(perm)})
+
+
+def expand_dims(draw: Draws, out: TensorType) -> Plan | None:
+    dims = dims_of(out)
+    runs = [(a, c) for a in range(len(dims)) for c in range(1, len(dims) - a + 1) if all(map(is_one, dims[a:a + c]))]
+    at, count = draw.one_of(runs) if runs and not draw.flag(5) else (draw.integer(0, len(dims)), 0)
+    source = dims[:at] + dims[at + count:]
+    attrs_ = {"axis": signed_axis(draw, at, len(source) + 1), "num_newaxis": count}
+    return Plan((Arg(tensor(out.dtype, source)),), attrs_)
+
+
+def squeeze(draw: Draws, out: TensorType) -> Plan | None:
+    dims = dims_of(out)
+    count = draw.integer(1, 2)
+    chosen = positions(draw, count, len(dims) + count)
+    rest = iter(dims)
+    source = [Dim.const(1) if i in chosen else next(rest) for i in range(len(dims) + count)]
+    all_static_no_ones = all(d.value is not None and not is_one(d) for d in dims)
+    axis = None if all_static_no_ones and draw.flag() else axes_attr(draw, chosen, len(source))
+    return Plan((Arg(tensor(out.dtype, source)),), {"axis": axis})
+
+
+def broadcast_to(draw: Draws, out: TensorType) -> Plan | None:
+    dims = dims_of(out)
+    if any(d.value is None for d in dims):
+        return None
+    return Plan((Arg(tensor(out.dtype, _shrunk(draw, dims))),), {"shape": tuple(d.value for d in dims)})
+
+
+def _shrunk(draw: Draws, dims: Dims) -> Dims:
+    """A shape that broadcasts to ``dims``: some positions set to 1, some leading ones dropped."""
+    ones = tuple(Dim.const(1) if draw.flag() else d for d in dims)
+    return ones[draw.integer(0, len(ones)):]
+
+
+def broadcast_to_like(draw: Draws, out: TensorType) -> Plan | None:
+    like = TensorType(draw.dtype(None), out.shape)
+    return Plan((Arg(tensor(out.dtype, _shrunk(draw, dims_of(out)))), Arg(like)))
+
+
+def sum_to(draw: Draws, out: TensorType) -> Plan | None:
+    leading = tuple(draw.dim() for _ in range(draw.integer(0, 2)))
+    big = leading + tuple(draw.dim() if is_one(d) and draw.flag() else d for d in dims_of(out))
+    return Plan((Arg(tensor(out.dtype, big)), Arg(TensorType(draw.dtype(None), out.shape))))
+
+
+def concatenate(draw: Draws, out: TensorType) -> Plan | None:
+    dims = dims_of(out)
+    if not dims:
+        return None
+    axis = draw.integer(0, len(dims) - 1)
+    parts = split_dim(draw, dims[axis], 3)
+    if parts is None:
+        return None
+    args = tuple(Arg(tensor(out.dtype, dims[:axis] + (p,) + dims[axis + 1:])) for p in parts)
+    return Plan(args, {"axis": signed_axis(draw, axis, len(dims))})
+
+
+def stack(draw: Draws, out: TensorType) -> Plan | None:
+    dims = dims_of(out)
+    candidates = [i for i, d in enumerate(dims) if d.value is not None and d.value <= 3]
+    if not candidates:
+        return None
+    axis = draw.one_of(candidates)
+    item = tensor(out.dtype, dims[:axis] + dims[axis + 1:])
+    return Plan(tuple(Arg(item) for _ in range(dims[axis].value)), {"axis": signed_axis(draw, axis, len(dims))})
+
+
+def take(draw: Draws, out: TensorType) -> Plan | None:
+    dims = dims_of(out)
+    index_dtype = draw.one_of([t for t in (draw.dtype(INT), INT32) if t is not None])
+    if draw.flag(4):  # axis None: indices into the flattened data
+        data = tuple(Dim.const(draw.integer(1, 3)) for _ in range(draw.integer(0, 2)))
+        size = math.prod(d.value for d in data)
+        return Plan((Arg(tensor(out.dtype, data)), Indices(tensor(index_dtype, dims), size)), {"axis": None})
+    axis = draw.integer(0, len(dims))
+    index_rank = draw.integer(0, len(dims) - axis)
+    size = draw.integer(1, 4)
+    data = dims[:axis] + (Dim.const(size),) + dims[axis + index_rank:]
+    indices = Indices(tensor(index_dtype, dims[axis:axis + index_rank]), size)
+    return Plan((Arg(tensor(out.dtype, data)), indices), {"axis": signed_axis(draw, axis, len(data))})
+
+
+def _slice_bounds(draw: Draws, length: int) -> tuple[int, int, int, int]:
+    """(size, begin, end, step) whose Python slice has exactly ``length`` elements."""
+    step = draw.one_of((1, 1, 2, 3, -1, -2))
+    span = (length - 1) * abs(step) + 1
+    offset = draw.integer(0, 2)
+    size = span + offset + draw.integer(0, 2)
+    if step > 0:
+        begin, end = offset, offset + span
+        if draw.flag(3):
+            begin -= size  # the same start, counted from the end
+    else:
+        begin = offset + span - 1
+        end = offset - 1 if offset >= 1 else -(size + 1)  # -1 would mean the last element
+    if len(range(*slice(begin, end, step).indices(size))) != length:
+        raise AssertionError(f"slice bounds {begin}:{end}:{step} of {size} do not give {length}")
+    return size, begin, end, step
+
+
+def strided_slice(draw: Draws, out: TensorType) -> Plan | None:
+    dims = list(dims_of(out))
+    static = [i for i, d in enumerate(dims) if d.value is not None]
+    if not static:
+        return None
+    axes = permutation_of(draw, static)[: draw.integer(1, len(static))]
+    begin, end, strides = [], [], []
+    for axis in axes:
+        size, b, e, s = _slice_bounds(draw, dims[axis].value)
+        dims[axis] = Dim.const(size)
+        begin.append(b)
+        end.append(e)
+        strides.append(s)
+    attrs_: dict[str, Any] = {"begin": tuple(begin), "end": tuple(end)}
+    if any(s != 1 for s in strides) or draw.flag():
+        attrs_["strides"] = tuple(strides)
+    leading = axes == list(range(len(axes)))
+    attrs_["axes"] = None if leading and draw.flag() else tuple(signed_axis(draw, a, len(dims)) for a in axes)
+    return Plan((Arg(tensor(out.dtype, dims)),), attrs_)
+
+
+def pad(draw: Draws, out: TensorType) -> Plan | None:
+    widths: list[int] = []
+    source = []
+    for d in dims_of(out):
+        before = after = 0
+        if d.value is not None and d.value >= 2 and draw.flag():
+            before = draw.integer(0, d.value - 1)
+            after = draw.integer(0, d.value - 1 - before)
+        widths += [before, after]
+        source.append(d - before - after)
+    value = draw.one_of(PADDING_VALUES if out.dtype.numpy_kind == FLOAT else PADDING_VALUES[:3])
+    return Plan((Arg(tensor(out.dtype, source)),), {"pad_width": tuple(widths), "pad_value": value})
+
+
+def flatten(draw: Draws, out: TensorType) -> Plan | None:
+    dims = dims_of(out)
+    if len(dims) != 2:
+        return None
+    rest = dims[1].value
+    tail = [Dim.const(k) for k in factors(draw, rest)] if rest is not None else permutation_of(
+        draw, [dims[1]] + [Dim.const(1)] * draw.integer(0, 1)
+    )
+    return Plan((Arg(tensor(out.dtype, (dims[0], *tail))),), {})
+
+
+def full(draw: Draws, out: TensorType) -> Plan | None:
+    dims = dims_of(out)
+    if any(d.value is None for d in dims):
+        return None
+    value = draw.one_of(PADDING_VALUES if out.dtype.numpy_kind == FLOAT else (0.0, 1.0, 3.0))
+    return Plan((), {"shape": tuple(d.value for d in dims), "fill_value": value, "dtype": out.dtype})
+
+
+def one_hot(draw: Draws, out: TensorType) -> Plan | None:
+    dims = dims_of(out)
+    index_dtype = draw.dtype(INT)
+    if not dims or dims[-1].value is None or index_dtype is None:
+        return None
+    return Plan((Arg(tensor(index_dtype, dims[:-1])),), {"depth": dims[-1].value, "dtype": out.dtype})
+
+
+# linear algebra and neural networks ---------------------------------------------------------
+
+
+def matmul(draw: Draws, out: TensorType) -> Plan | None:
+    dims = dims_of(out)
+    if len(dims) < 2 or not kind_ok(out.dtype, NUMBER):
+        return None
+    inner = draw.dim()
+    batch_a, batch_b = broadcast_sources(draw, dims[:-2], 2)
+    a = tensor(out.dtype, batch_a + (dims[-2], inner))
+    b = tensor(out.dtype, batch_b + (inner, dims[-1]))
+    return Plan((Arg(a), Arg(b)))
+
+
+def dense(draw: Draws, out: TensorType) -> Plan | None:
+    dims = dims_of(out)
+    if not dims or not kind_ok(out.dtype, NUMBER):
+        return None
+    features = draw.dim()
+    args = [Arg(tensor(out.dtype, dims[:-1] + (features,))), Arg(tensor(out.dtype, (dims[-1], features)))]
+    if draw.flag():
+        args.append(Arg(tensor(out.dtype, (dims[-1],))))
+    return Plan(tuple(args))
+
+
+def _window_input(draw: Draws, size: int, kernel: int, stride: int, dilation: int) -> tuple[int, int]:
+    """(input size, padding) for which the window gives ``size`` outputs along one axis."""
+    padding = draw.integer(0, 1)
+    extra = draw.integer(0, stride - 1)
+    for pad_ in (padding, 0):
+        length = (size - 1) * stride + dilation * (kernel - 1) + 1 - 2 * pad_ + extra
+        if length >= 1:
+            return length, pad_
+    raise AssertionError("unreachable: without padding the input is at least one window")
+
+
+def _spatial(draw: Draws, out: TensorType, kinds: str) -> tuple[Dims, tuple[int, int]] | None:
+    dims = dims_of(out)
+    if len(dims) != 4 or not kind_ok(out.dtype, kinds) or dims[2].value is None or dims[3].value is None:
+        return None
+    return dims, (dims[2].value, dims[3].value)
+
+
+def _pair(draw: Draws, values: tuple[int, int]) -> int | tuple[int, int]:
+    return values[0] if values[0] == values[1] and draw.flag() else values
+
+
+def conv2d(draw: Draws, out: TensorType) -> Plan | None:
+    found = _spatial(draw, out, NUMBER)
+    if found is None:
+        return None
+    dims, sizes = found
+    kernel = tuple(draw.integer(1, 3) for _ in sizes)
+    strides = tuple(draw.integer(1, 2) for _ in sizes)
+    dilation = tuple(draw.integer(1, 2) for _ in sizes)
+    spatial, padding = zip(*(_window_input(draw, *axis) for axis in zip(sizes, kernel, strides, dilation)))
+    channels = draw.dim()
+    x = tensor(out.dtype, (dims[0], channels, *spatial))
+    w = tensor(out.dtype, (dims[1], channels, *kernel))
+    attrs_ = {"strides": _pair(draw, strides), "padding": _pair(draw, padding), "dilation": _pair(draw, dilation)}
+    return Plan((Arg(x), Arg(w)), attrs_)
+
+
+def pool(kinds: str, averaging: bool) -> Rule:
+    def rule(draw: Draws, out: TensorType) -> Plan | None:
+        found = _spatial(draw, out, kinds)
+        if found is None:
+            return None
+        dims, sizes = found
+        kernel = (draw.integer(1, 3), draw.integer(1, 3))
+        strides = (draw.integer(1, 2), draw.integer(1, 2)) if draw.flag() else None
+        axes = zip(sizes, kernel, strides or kernel, (1, 1))
+        spatial, padding = zip(*(_window_input(draw, *axis) for axis in axes))
+        attrs_: dict[str, Any] = {"pool_size": _pair(draw, kernel), "strides": strides, "padding": _pair(draw, padding)}
+        if averaging:
+            attrs_["count_include_pad"] = draw.flag()
+        return Plan((Arg(tensor(out.dtype, (dims[0], dims[1], *spatial))),), attrs_)
+
+    return rule
+
+
+def softmax(draw: Draws, out: TensorType) -> Plan | None:
+    rank = len(dims_of(out))
+    if rank == 0 or not kind_ok(out.dtype, FLOAT):
+        return None
+    return Plan((Arg(out),), {"axis": signed_axis(draw, draw.integer(0, rank - 1), rank)})
+
+
+def softmax_cross_entropy(draw: Draws, out: TensorType) -> Plan | None:
+    if dims_of(out) or not kind_ok(out.dtype, FLOAT):
+        return None
+    dims = tuple(draw.dim() for _ in range(draw.integer(1, 3)))
+    arg = Arg(tensor(out.dtype, dims))
+    return Plan((arg, arg), {"axis": signed_axis(draw, draw.integer(0, len(dims) - 1), len(dims))})
+
+
+# the table ----------------------------------------------------------------------------------
+
+_ELEMWISE = Hint(None)
+RULES: dict[str, tuple[Rule, Hint]] = {
+    **{name: (unary(NUMBER), Hint(NUMBER)) for name in ("neg", "sq", "relu", "abs")},
+    **{name: (unary(FLOAT), Hint(FLOAT)) for name in ("exp", "log", "sqrt", "tanh", "sigmoid", "sin", "cos")},
+    "logical_not": (unary(BOOL), Hint(BOOL)),
+    "cast": (cast, _ELEMWISE),
+    "zeros_like": (unary(None), _ELEMWISE),
+    "ones_like": (unary(None), _ELEMWISE),
+    **{name: (binary(NUMBER), Hint(NUMBER)) for name in ("add", "sub", "mul", "maximum", "minimum")},
+    "div": (binary(NUMBER, "nonzero"), Hint(NUMBER)),
+    "pow": (binary(NUMBER, "nonnegative"), Hint(NUMBER)),
+    **{name: (comparison, Hint(BOOL)) for name in
+       ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")},
+    "logical_and": (binary(BOOL), Hint(BOOL)),
+    "logical_or": (binary(BOOL), Hint(BOOL)),
+    "where": (where, _ELEMWISE),
+    "sum": (reduction(NUMBER), Hint(NUMBER)),
+    "mean": (reduction(FLOAT), Hint(FLOAT)),
+    "max": (reduction(NUMBER), Hint(NUMBER)),
+    "min": (reduction(NUMBER), Hint(NUMBER)),
+    "argmax": (argmax, Hint(INT32, 0, 2)),
+    "reshape": (reshape, _ELEMWISE),
+    "transpose": (transpose, Hint(None, 1, 3)),
+    "expand_dims": (expand_dims, Hint(None, 1, 3, static=True)),
+    "squeeze": (squeeze, Hint(None, 0, 2)),
+    "broadcast_to": (broadcast_to, Hint(None, 1, 3, static=True)),
+    "broadcast_to_like": (broadcast_to_like, Hint(None, 1, 3)),
+    "sum_to": (sum_to, _ELEMWISE),
+    "concatenate": (concatenate, Hint(None, 1, 3)),
+    "stack": (stack, Hint(None, 1, 3, static=True)),
+    "take": (take, _ELEMWISE),
+    "strided_slice": (strided_slice, Hint(None, 1, 3, static=True)),
+    "pad": (pad, Hint(None, 1, 3, static=True)),
+    "flatten": (flatten, Hint(None, 2, 2)),
+    "full": (full, Hint(None, 0, 3, static=True)),
+    "one_hot": (one_hot, Hint(None, 1, 3, static=True)),
+    "matmul": (matmul, Hint(NUMBER, 2, 3)),
+    "dense": (dense, Hint(NUMBER, 1, 3)),
+    "conv2d": (conv2d, Hint(NUMBER, 4, 4, static=True)),
+    "max_pool2d": (pool(NUMBER, averaging=False), Hint(NUMBER, 4, 4, static=True)),
+    "avg_pool2d": (pool(FLOAT, averaging=True), Hint(FLOAT, 4, 4, static=True)),
+    "softmax": (softmax, Hint(FLOAT, 1, 3)),
+    "log_softmax": (softmax, Hint(FLOAT, 1, 3)),
+    "softmax_cross_entropy": (softmax_cross_entropy, Hint(FLOAT, 0, 0)),
+}
+
+
+@functools.cache
+def rule_names() -> frozenset[str]:
+    return frozenset(RULES)

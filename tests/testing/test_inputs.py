@@ -1,0 +1,162 @@
+"""Arguments drawn for a function's parameters: accepted by the evaluator's own argument
+check and by whole runs, with the documented value ranges and one size per dimension variable."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import relayish
+from interp.values import check_value
+from relayish import ir
+from relayish.testing.inputs import example_inputs, inputs, leaves
+
+MIXED = """
+def @main[n: Dim](%x: Tensor(FloatType(32), Shape(n, 3)),
+                  %y: (Tensor(IntType(32), Shape()), Tensor(FloatType(64), Shape(n + 1)))) {
+  (@sum(%x, axis=1), %y[0] * 2, @log(%y[1]))
+}
+"""
+
+POLYNOMIAL = """
+def @main[n: Dim, m: Dim](%a: Tensor(FloatType(16), Shape(2*n, m)),
+                          %b: (Tensor(UIntType(8), Shape((n + 1) // 2)), (Tensor(IntType(64), Shape(n*m)),)),
+                          %c: Tensor(BoolType, Shape(m, 1)), %d: Tensor(IntType(8), Shape())) {
+  (%a, %b, %c, %d)
+}
+"""
+
+# Every base type once, for the value ranges.
+ALL_DTYPES = """
+def @main(%f16: Tensor(FloatType(16), Shape(5)), %f32: Tensor(FloatType(32), Shape(5)),
+          %f64: Tensor(FloatType(64), Shape(5)), %i8: Tensor(IntType(8), Shape(5)),
+          %i64: Tensor(IntType(64), Shape(5)), %u16: Tensor(UIntType(16), Shape(5)),
+          %b: Tensor(BoolType, Shape(5)), %s: Tensor(FloatType(32), Shape())) {
+  %s
+}
+"""
+
+
+def main(text: str) -> ir.Function:
+    return relayish.parse(text)["main"]
+
+
+def arrays(args: tuple) -> list[np.ndarray]:
+    return [leaf for _, leaf in leaves(args)]
+
+
+def assert_accepted(fn: ir.Function, args: tuple) -> dict:
+    """The evaluator's argument check accepts every argument; returns the sizes it bound."""
+    assert len(args) == len(fn.params)
+    dims: dict = {}
+    for param, arg in zip(fn.params, args):
+        check_value(param.type_annotation, arg, dims, f"%{param.name_hint}")
+    for leaf in arrays(args):
+        assert type(leaf) is np.ndarray  # never a NumPy scalar, even for rank 0
+    return dims
+
+
+@given(st.data())
+def test_drawn_arguments_pass_the_evaluators_check_and_run(data):
+    module = relayish.parse(MIXED)
+    fn = module["main"]
+    x, (i, v) = args = data.draw(inputs(fn))
+    dims = assert_accepted(fn, args)
+    (n,) = fn.type_params
+    assert dims[n] == x.shape[0] and v.shape == (x.shape[0] + 1,)
+    sums, doubled, logs = relayish.evaluate(module, "main", *args)
+    np.testing.assert_allclose(sums, x.sum(axis=1), rtol=1e-5)
+    assert doubled == 2 * i
+    np.testing.assert_allclose(logs, np.log(v), rtol=1e-12)
+
+
+@given(st.data())
+def test_polynomial_dimensions_use_one_size_per_variable(data):
+    fn = main(POLYNOMIAL)
+    a, (b, (c_long,)), c, d = args = data.draw(inputs(fn, min_dim=1, max_dim=5))
+    n, m = a.shape[0] // 2, a.shape[1]
+    assert 1 <= n <= 5 and 1 <= m <= 5
+    assert a.shape == (2 * n, m) and b.shape == ((n + 1) // 2,) and c_long.shape == (n * m,)
+    assert c.shape == (m, 1) and d.shape == ()
+    assert [x.dtype for x in arrays(args)] == [np.float16, np.uint8, np.int64, np.bool_, np.int8]
+    assert_accepted(fn, args)
+
+
+@given(st.data())
+def test_values_stay_in_the_documented_ranges(data):
+    args = data.draw(inputs(main(ALL_DTYPES)))
+    for leaf in arrays(args):
+        if leaf.dtype.kind == "f":
+            assert np.all((leaf >= 0.5) & (leaf <= 2.0)), leaf
+        elif leaf.dtype.kind in "iu":
+            assert np.all((leaf >= 1) & (leaf <= 5)), leaf
+        else:
+            assert leaf.dtype == np.bool_
+
+
+@given(st.integers(1, 6))
+def test_given_dims_fix_the_sizes(size):
+    fn = main(MIXED)
+    (n,) = fn.type_params
+    x, (_, v) = example_inputs(fn, seed=size, dims={n: size})
+    assert x.shape == (size, 3) and v.shape == (size + 1,)
+
+
+def test_sizes_cover_the_range_and_stay_in_it():
+    fn = main(MIXED)
+    sizes = {example_inputs(fn, seed=seed, min_dim=2, max_dim=3)[0].shape[0] for seed in range(40)}
+    assert sizes == {2, 3}
+
+
+def test_example_inputs_are_deterministic_per_seed_and_accepted():
+    fn = main(POLYNOMIAL)
+    first, again, other = (example_inputs(fn, seed=s) for s in (7, 7, 8))
+    for a, b in zip(arrays(first), arrays(again)):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+    assert any(a.shape != b.shape or not np.array_equal(a, b) for a, b in zip(arrays(first), arrays(other)))
+    assert_accepted(fn, first)
+    args = example_inputs(main(ALL_DTYPES), seed=3)
+    assert [x.dtype.name for x in args] == ["float16", "float32", "float64", "int8", "int64", "uint16", "bool", "float32"]
+    assert args[-1].shape == () and type(args[-1]) is np.ndarray
+    assert all(np.all((x >= 0.5) & (x <= 2.0)) for x in args[:3]) and all(np.all((x >= 1) & (x <= 5)) for x in args[3:6])
+
+
+def test_a_function_type_works_like_a_function():
+    t = ir.TensorType(ir.IntType(32), ir.Shape(2, 2))
+    args = example_inputs(ir.FuncType([t, ir.TupleType([t, ir.UNIT])], t), seed=1)
+    assert args[0].shape == (2, 2) and args[1][0].dtype == np.int32 and args[1][1] == ()
+
+
+def test_a_negative_dimension_is_rejected():
+    fn = main("def @main[n: Dim](%x: Tensor(FloatType(32), Shape(n - 2))) { %x }")
+    (n,) = fn.type_params
+    with pytest.raises(ValueError, match="negative dimension"):
+        example_inputs(fn, dims={n: 1})
+    assert example_inputs(fn, dims={n: 3})[0].shape == (1,)
+
+
+@given(st.data())
+def test_draws_with_a_negative_dimension_are_skipped(data):
+    (x,) = data.draw(inputs(main("def @main[n: Dim](%x: Tensor(FloatType(32), Shape(n - 2))) { %x }")))
+    assert x.shape[0] in (0, 1, 2)
+
+
+@pytest.mark.parametrize(
+    "source, param",
+    [
+        ("def @main(%f: (Tensor(FloatType(32), Shape())) -> Tensor(FloatType(32), Shape())) { 0 }", "%f"),
+        ("def @main(%x: Tensor(FloatType(32), Shape()), %r: RefType(Tensor(FloatType(32), Shape()))) { 0 }", "%r"),
+        ("def @main[a: Type](%v: (a, Tensor(FloatType(32), Shape()))) { 0 }", "%v"),
+        ("def @main[t: BaseType](%v: Tensor(t, Shape(2))) { 0 }", "%v"),
+        ("def @main[s: Shape](%v: Tensor(FloatType(32), s)) { 0 }", "%v"),
+        ("def @main(%x: Tensor(FloatType(32), Shape()), %free) { %free }", "%free"),
+    ],
+)
+def test_unsupported_parameters_raise_value_error_naming_them(source, param):
+    fn = main(source)
+    for make in (inputs, example_inputs):
+        with pytest.raises(ValueError, match=f"{param}.*tensors of a concrete dtype and shape"):
+            make(fn)

@@ -1,0 +1,237 @@
+"""The well-typed program generator (relayish.testing.strategies) and its operator rules.
+
+Oracles: the generator decides every type itself (op_rules, written from the operators'
+documented semantics), so the type checker, the evaluator (whose results must have the
+declared type) and the printer/parser round trip all check it and are checked by it.
+1,000 programs in the default profile; RELAYISH_HYPOTHESIS=heavy runs 5,000.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.statistics import collector
+
+import relayish
+from interp.values import check_value
+from relayish.expr import EXPR_CLASSES, Call, Function, Grad, Op, Var
+from relayish.ops import all_ops
+from relayish.testing import op_rules
+from relayish.testing.choices import Stream
+from relayish.testing.inputs import example_inputs
+from relayish.testing.strategies import Features, _Generator, coverage, modules, programs
+from relayish.traverse import post_order
+from relayish.types import FloatType, IntType, TensorType, TypeVar
+
+HEAVY = os.environ.get("RELAYISH_HYPOTHESIS") == "heavy"
+PROGRAMS = 5000 if HEAVY else 1000
+ALL_NODES = {cls.__name__ for cls in EXPR_CLASSES}
+ALL_OPS = {"@" + name for name in all_ops()}
+
+
+def run_counting(test, examples: int) -> dict:
+    """Run a @given test; return hypothesis's statistics of its generate phase."""
+    stats: list[dict] = []
+    with collector.with_value(stats.append):
+        settings(max_examples=examples, database=None)(test)()
+    cases = stats[0]["generate-phase"]["test-cases"]
+    statuses = collections.Counter(case["status"] for case in cases)
+    return {"valid": statuses["valid"], "rejected": statuses["invalid"] + statuses["overrun"]}
+
+
+def assert_round_trips(typed: relayish.Module) -> None:
+    text = relayish.astext(typed)
+    back = relayish.parse(text)
+    assert relayish.alpha_equal(back, typed), text
+    assert relayish.astext(back) == text
+
+
+def test_generated_programs_type_check_evaluate_and_round_trip():
+    """The acceptance property: every generated program type-checks, evaluates without an
+    error to a value of its declared type, and round-trips through the printer and parser;
+    the generator rejects nothing (it builds well-typed programs, it does not filter)."""
+    seen: collections.Counter = collections.Counter()
+
+    @given(programs())
+    def check(program):
+        module = program.module
+        typed = relayish.infer_types(module)
+        result = relayish.evaluate(module, "main", *program.args)
+        main = typed["main"]
+        dims: dict = {}
+        for param, arg in zip(main.params, program.args):
+            check_value(param.type_annotation, arg, dims, "argument")
+        check_value(main.ret_type, result, dims, "result of @main")  # the generator's declared type
+        assert_round_trips(typed)
+        seen.update(coverage(module))
+
+    stats = run_counting(check, PROGRAMS)
+    assert stats["valid"] >= PROGRAMS
+    assert stats["rejected"] <= 0.05 * stats["valid"], stats
+    missing = sorted((ALL_NODES - {"Grad"} | ALL_OPS) - set(seen))
+    assert not missing, f"never generated: {missing}"
+
+
+def test_coverage_table_reaches_every_node_and_operator():
+    """With Grad enabled, 1,000 modules contain every expression node and every operator
+    (Grad is only type-checked and round-tripped until the evaluator runs it)."""
+    seen: collections.Counter = collections.Counter()
+
+    @given(modules(grad=True))
+    def check(module):
+        assert_round_trips(relayish.infer_types(module))
+        seen.update(coverage(module))
+
+    run_counting(check, 1000)
+    table = {name: seen[name] for name in sorted(ALL_NODES | ALL_OPS)}
+    missing = [name for name, count in table.items() if count == 0]
+    assert not missing, f"never generated: {missing}\ncoverage table: {table}"
+
+
+def test_every_operator_has_a_backward_rule():
+    assert set(op_rules.RULES) == set(all_ops())
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(sorted(op_rules.RULES)), st.binary(min_size=64, max_size=64), st.booleans())
+def test_each_rule_gives_exactly_its_result_type(name, data, symbolic):
+    """Per operator: the checker's relation and the NumPy semantics both give the target type
+    from the arguments and attributes the rule chose."""
+    rule, hint = op_rules.RULES[name]
+    gen = _Generator(Stream(data), Features())
+    n = TypeVar("n", relayish.ir.Kind.DIM)
+    gen.scope_dims = (n,) if symbolic else ()
+    target = gen.hinted_type(hint)
+    plan = rule(gen, target) if target is not None else None
+    if plan is None:
+        return  # this operator cannot make that type: fine, the generator tries another
+    params = [Var(f"a{i}", arg.type) for i, arg in enumerate(plan.args)]
+    fn = Function(params, Call(Op(name), params, plan.attrs), target, (n,) if symbolic else ())
+    typed = relayish.infer_types(relayish.Module({"main": fn}))
+    assert typed["main"].ret_type == target
+    args = list(example_inputs(fn, seed=0))
+    for i, arg in enumerate(plan.args):
+        if isinstance(arg, op_rules.Indices):
+            args[i] = np.zeros_like(args[i])  # in range for any size >= 1
+    result = relayish.evaluate(typed, "main", *args)
+    check_value(target, result, {}, f"@{name}'s result")
+
+
+def test_features_switch_constructs_off():
+    plain = Features(lets=True, tuples=False, ifs=False, closures=False, recursion=False, refs=False,
+                     symbolic=False, ops=("add", "mul"), dtypes=(FloatType(32),))
+
+    @given(modules(plain))
+    def check(module):
+        counts = coverage(module)
+        assert not {"If", "RefNew", "RefRead", "RefWrite", "Grad", "Proj", "Tuple"} & set(counts)
+        assert {name for name in counts if name.startswith("@")} <= {"@add", "@mul"}
+        functions = [node for fn in module.functions.values() for node in post_order(fn) if isinstance(node, Function)]
+        assert len(functions) == len(module.functions)  # no closures: only the globals
+        assert all(not fn.type_params for fn in module.functions.values())
+        relayish.infer_types(module)
+
+    run_counting(check, 100)
+
+
+def test_the_same_bytes_give_the_same_module():
+    data = bytes(range(256)) * 16
+    first = _Generator(Stream(data), Features()).module()
+    second = _Generator(Stream(data), Features()).module()
+    assert relayish.alpha_equal(first, second)
+
+
+def test_zero_bytes_give_the_simplest_program():
+    module = _Generator(Stream(b""), Features()).module()
+    assert list(module.functions) == ["main"]
+    assert relayish.astext(module) == (
+        "def @main(%x: Tensor(FloatType(32), Shape())) -> Tensor(FloatType(32), Shape()) {\n  %x\n}\n"
+    )
+
+
+def test_symbolic_dimensions_are_bound_by_tensor_parameters():
+    """Every dimension variable of a global occurs alone in a tensor parameter (not only in a
+    closure's or a reference's type), so the evaluator learns its size from the arguments."""
+
+    @given(modules())
+    def check(module):
+        for fn in module.functions.values():
+            bare = set()
+            for param in fn.params:
+                stack = [param.type_annotation]
+                while stack:
+                    ty = stack.pop()
+                    if isinstance(ty, TensorType):
+                        bare |= {atom for d in ty.shape.dims for atom in d.atoms() if d == relayish.ir.Dim.atom(atom)}
+                    elif isinstance(ty, relayish.ir.TupleType):
+                        stack += ty.fields
+            assert set(fn.type_params) <= bare
+
+    run_counting(check, 200)
+
+
+def test_unknown_operator_in_features_is_a_clear_error():
+    with pytest.raises(ValueError, match="no generator rule for operator"):
+        _Generator(Stream(b""), Features(ops=("add", "frobnicate"))).module()
+
+
+def test_grad_nodes_only_with_the_flag():
+    @given(modules(grad=True, max_nodes=60))
+    def check(module):
+        for node in (n for fn in module.functions.values() for n in post_order(fn) if isinstance(n, Grad)):
+            assert isinstance(node.func, relayish.ir.Expr)
+        relayish.infer_types(module)
+
+    run_counting(check, 100)
+
+    @given(modules())
+    def never(module):
+        assert "Grad" not in coverage(module)
+
+    run_counting(never, 100)
+
+
+def test_refs_are_written_and_read():
+    @given(modules(max_nodes=60))
+    def check(module):
+        seen.update(coverage(module))
+
+    seen: collections.Counter = collections.Counter()
+    run_counting(check, 300)
+    assert seen["RefWrite"] >= 10 and seen["RefRead"] >= 10 and seen["RefNew"] >= 10, seen
+
+
+def test_integer_division_and_powers_are_guarded():
+    """An integer divisor is made nonzero and a signed integer exponent nonnegative."""
+    ops_seen = []
+
+    @given(modules(ops=("div", "pow"), dtypes=(IntType(32),), recursion=False))
+    def check(module):
+        for fn in module.functions.values():
+            for node in post_order(fn):
+                if isinstance(node, Call) and isinstance(node.callee, Op) and node.callee.name in ("div", "pow"):
+                    guard = node.args[1]
+                    expected = "where" if node.callee.name == "div" else "relu"
+                    assert isinstance(guard, Call) and guard.callee.name == expected, relayish.astext(node)
+                    ops_seen.append(node.callee.name)
+        relayish.evaluate(module, "main", *example_inputs(module["main"]))
+
+    run_counting(check, 200)
+    assert {"div", "pow"} <= set(ops_seen)
+
+
+def test_programs_refuse_no_generated_module():
+    """Programs come with arguments for @main that the evaluator accepts, none rejected."""
+
+    @given(programs(max_nodes=10))
+    def check(program):
+        relayish.evaluate(program.module, program.entry, *program.args)
+
+    stats = run_counting(check, 100)
+    assert stats["rejected"] == 0
+
