@@ -1,4 +1,46 @@
-"""Reverse-mode AD: the Grad transform and per-operator gradient rules (DESIGN.md section 5).
+"""Higher-order reverse-mode AD through backpropagator closures and references (DESIGN.md 5).
 
-Not yet implemented: the AD issue fills this layer.
+- ``expand(module)``: every ``Grad`` node replaced by its expansion (what the evaluator runs);
+- ``grad(module, name)``: the module with ``@<name>_grad``, the expanded ``Grad(@name)``,
+  an ordinary program to print, parse and inspect;
+- ``vjp(module, name)``: the module with ``@<name>_vjp(params..., cotangent)`` returning
+  ``(value, gradients)``, for results that are not a floating scalar (re-exported as
+  ``relayish.vjp``);
+- ``rules.RULES``: the gradient rule of every differentiable operator.
 """
+
+from __future__ import annotations
+
+from relayish.errors import RelayTypeError
+from relayish.module import Module
+from relayish.types import FloatType, Shape, TensorType
+from typecheck import infer
+
+from .transform import dual_type, expand, first_order, with_transform
+
+__all__ = ["dual_type", "expand", "grad", "vjp"]
+
+
+def grad(module: Module, name: str) -> Module:
+    """``module`` with ``@<name>_grad`` = the expansion of ``Grad(@name)``: it returns
+    ``(value, (gradient per parameter...))``; ``@name`` must return a floating scalar."""
+    ret = _result_type(module, name)
+    if not (isinstance(ret, TensorType) and isinstance(ret.dtype, FloatType) and ret.shape == Shape()):
+        raise RelayTypeError(f"Grad: @{name} must return a floating-point scalar, but it returns {ret}; "
+                             "vjp takes other results", module[name].span)
+    return with_transform(module, name, f"{name}_grad", cotangent=False)
+
+
+def vjp(module: Module, name: str) -> Module:
+    """``module`` with ``@<name>_vjp(params..., cotangent)``: the value of ``@name`` and the
+    gradient of ``sum(value * cotangent)`` per parameter (results: tensors, tuples of them)."""
+    ret = _result_type(module, name)
+    if not first_order(ret):
+        raise RelayTypeError(f"vjp: @{name} must return tensors or tuples of them, not {ret}", module[name].span)
+    return with_transform(module, name, f"{name}_vjp", cotangent=True)
+
+
+def _result_type(module: Module, name: str):
+    if name not in module:
+        raise KeyError(f"module has no global @{name}")
+    return infer(module)[name].ret_type

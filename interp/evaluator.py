@@ -9,19 +9,21 @@ Operators run their NumPy reference semantics from the registry; dtypes stay as 
 
 from __future__ import annotations
 
+import collections
+
 from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from relayish.dims import Dim
-from relayish.errors import RelayRuntimeError, Span
+from relayish.errors import RelayRuntimeError, Span, StepLimitError
 from relayish.expr import (
     Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
     RefRead, RefWrite, Tuple, Var, Zero,
 )  # fmt: skip
 from relayish.module import Module
 from relayish.ops.registry import OpDef, lookup_op
-from relayish.traverse import trampoline
+from relayish.traverse import post_order, trampoline
 from relayish.types import Shape, TensorType, TupleType, Type
 
 from .values import Closure, Frame, RefCell, check_value
@@ -80,7 +82,7 @@ class Evaluator:
     def count_call(self, closure: Closure, span: Span | None) -> None:
         self.calls += 1
         if self.max_calls is not None and self.calls > self.max_calls:
-            raise RelayRuntimeError(f"step limit exceeded: more than {self.max_calls} calls (in @{closure.global_name})", span)
+            raise StepLimitError(f"step limit exceeded: more than {self.max_calls} calls (in @{closure.global_name})", span)
 
     # expressions -------------------------------------------------------------------------
     def leaf(self, e: Expr, frame: Frame) -> Any:
@@ -141,8 +143,8 @@ class Evaluator:
             return UNIT_VALUE
         if isinstance(e, Op):
             return _OpValue(lookup_op(e.name), e, frame.global_name)
-        if isinstance(e, Grad):
-            raise RelayRuntimeError("Grad is not supported by the evaluator yet (the AD layer adds it)", e.span)
+        if isinstance(e, Grad):  # evaluate() expands every Grad before running
+            raise RelayRuntimeError("Grad must be expanded (ad.expand) before the Evaluator runs it", e.span)
         raise RelayRuntimeError(f"cannot evaluate {type(e).__name__}", getattr(e, "span", None))
 
     def call(self, e: Call, frame: Frame, tail: bool) -> Iterator[Any]:
@@ -204,6 +206,29 @@ def evaluate(module: Module, name: str, *args: Any, max_calls: int | None = None
     ``max_calls`` (optional) bounds the number of function calls, to stop runaway recursion
     with a ``RelayRuntimeError`` instead of running forever.
     """
+    return Evaluator(prepared(module), max_calls).run(name, args)
+
+
+_PREPARED: collections.OrderedDict = collections.OrderedDict()
+PREPARED_CACHE_SIZE = 16
+
+
+def prepared(module: Module) -> Module:
+    """``module`` type-checked, with every Grad expanded (Grad runs as its expansion: closures
+    and references). The last few are cached: modules and functions are immutable, so their
+    objects identify them, and evaluating one program again (a training loop, a benchmark)
+    does not expand it again."""
+    from ad import expand
     from typecheck import infer
 
-    return Evaluator(infer(module), max_calls).run(name, args)
+    key = (tuple(module.functions.items()), tuple(module.op_decls.items()))
+    if key in _PREPARED:
+        _PREPARED.move_to_end(key)
+        return _PREPARED[key]
+    typed = infer(module)
+    if any(isinstance(node, Grad) for fn in typed.functions.values() for node in post_order(fn)):
+        typed = expand(typed)
+    _PREPARED[key] = typed
+    if len(_PREPARED) > PREPARED_CACHE_SIZE:
+        _PREPARED.popitem(last=False)
+    return typed

@@ -47,12 +47,14 @@ class _ConstKey:
 
 class _Walk:
     def __init__(self) -> None:
-        self.binders: dict[int, int] = {}  # id(bound var) -> position of its binder
+        self.binders: dict[int, int] = {}  # id(bound var) -> position of its (latest) binder
+        self.count = 0  # binders seen: an object bound again (a type parameter two globals share) gets a new position
         self.keep_alive: list[object] = []  # ids stay valid while the walk runs
 
     def bind(self, var: object) -> None:
         self.keep_alive.append(var)
-        self.binders[id(var)] = len(self.binders)
+        self.binders[id(var)] = self.count
+        self.count += 1
 
     def var_token(self, var: object) -> tuple:
         position = self.binders.get(id(var))

@@ -78,3 +78,7 @@ class KindError(RelayTypeError):
 
 class RelayRuntimeError(RelayError):
     """An error while running a program: bad arguments, division by zero, an index out of range."""
+
+
+class StepLimitError(RelayRuntimeError):
+    """A run stopped after the ``max_calls`` it was allowed (``relayish.evaluate``)."""

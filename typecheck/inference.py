@@ -43,10 +43,13 @@ def declared_type(fn: Function) -> Type | None:
 class FunctionChecker:
     """Infers the types inside one global function."""
 
-    def __init__(self, module: Module, global_types: dict[str, Type]):
+    def __init__(self, module: Module, global_types: dict[str, Type], record: bool = False):
         self.module = module
         self.global_types = global_types
         self.solver = Solver()
+        self.node_types: dict[int, Type] = {}  # id(expr) -> type, when recording (expr_types)
+        if record:
+            self.infer = self.infer_recorded  # type: ignore[method-assign]
         self.types: dict[int, Type] = {}  # id(var or function) -> type, for the annotations
         self.env: dict[int, Type] = {}  # id(var) -> type
         self.scope: set[TypeVar] = set()
@@ -117,6 +120,11 @@ class FunctionChecker:
         return op.full_attrs(call.attrs) if op is not None else dict(call.attrs)
 
     # expressions ------------------------------------------------------------------------
+    def infer_recorded(self, e: Expr) -> Iterator[Any]:
+        ty = yield FunctionChecker.infer(self, e)
+        self.node_types[id(e)] = ty
+        return ty
+
     def infer(self, e: Expr) -> Iterator[Any]:
         if isinstance(e, Var):
             if id(e) not in self.env:
@@ -359,6 +367,25 @@ def _check_global(
     result = (ty, mutator.mutate(fn))
     _CACHE[fn] = (key, result)
     return result
+
+
+def expr_types(module: Module) -> dict[int, Type]:
+    """The type of every expression of a type-checked module, by ``id`` of the node.
+
+    ``module`` must be what ``infer`` returned (every binding annotated), so its node
+    objects are the ones checked here; the nodes of a ``let`` chain's spine are not listed
+    (their variables carry their types). Raises ``RelayTypeError`` like ``infer``.
+    """
+    global_types = {name: ty for name, fn in module.functions.items() if (ty := declared_type(fn)) is not None}
+    missing = [name for name in module.functions if name not in global_types]
+    if missing:
+        raise RelayTypeError(f"expr_types needs a module returned by infer; @{missing[0]} is not fully annotated")
+    table: dict[int, Type] = {}
+    for name, fn in module.functions.items():
+        checker = FunctionChecker(module, global_types, record=True)
+        checker.check(fn, global_types[name])
+        table.update((key, checker.solver.resolve(ty)) for key, ty in checker.node_types.items())
+    return table
 
 
 def _callees(fn: Function) -> list[str]:

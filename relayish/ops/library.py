@@ -1,3 +1,3 @@
 """The standard operator library: importing it registers every operator."""
 
-from . import broadcast, elementwise, nn, reduce, shape  # noqa: F401
+from . import broadcast, elementwise, grad_ops, nn, reduce, shape  # noqa: F401

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import re
 from typing import Any, Callable, Iterable, NoReturn, Sequence
 
 import attrs
@@ -349,14 +350,19 @@ def stack(args: list[Type], attrs: dict[str, Any]) -> Type:
     return TensorType(dtype, Shape(*dims[:at], len(ts), *dims[at:]))
 
 
+def taken_shape(data: TensorType, data_position: int, indices: TensorType, axis: int | None) -> Type:
+    """The shape of ``take(data, indices, axis)``; the indices are argument 2 and integers."""
+    check_dtype(indices.dtype, 2, INT)
+    if axis is None:
+        return indices.shape
+    dims = dims_of(data, data_position)
+    axis = normalize_axis(axis, len(dims))
+    return Shape(*dims[:axis], *dims_of(indices, 2), *dims[axis + 1:])
+
+
 def take(args: list[Type], attrs: dict[str, Any]) -> Type:
     data, indices = tensors(args)
-    check_dtype(indices.dtype, 2, INT)
-    if attrs["axis"] is None:
-        return TensorType(data.dtype, indices.shape)
-    dims = dims_of(data, 1)
-    axis = normalize_axis(attrs["axis"], len(dims))
-    return TensorType(data.dtype, Shape(*dims[:axis], *dims_of(indices, 2), *dims[axis + 1:]))
+    return TensorType(data.dtype, taken_shape(data, 1, indices, attrs["axis"]))
 
 
 def _slice_length(bounds: tuple[int, int, int]) -> int:
@@ -367,10 +373,9 @@ def _slice_length(bounds: tuple[int, int, int]) -> int:
     return max(0, (start - stop - step - 1) // -step)
 
 
-def strided_slice(args: list[Type], attrs: dict[str, Any]) -> Type:
+def sliced_shape(x: TensorType, position: int, attrs: dict[str, Any]) -> Shape:
     """Python slicing (with its clamping) on each sliced axis, which must have a static size."""
-    (x,) = tensors(args)
-    dims = list(dims_of(x, 1))
+    dims = list(dims_of(x, position))
     begin, end, strides, axes = (attrs[k] for k in ("begin", "end", "strides", "axes"))
     strides = (1,) * len(begin) if strides is None else strides
     axes = tuple(range(len(begin))) if axes is None else axes
@@ -384,7 +389,12 @@ def strided_slice(args: list[Type], attrs: dict[str, Any]) -> Type:
         if size is None:
             fail(f"sliced dimension {axis} of {x.shape} must have a static size, not {dim_text(dims[axis])}")
         dims[axis] = Dim.const(_slice_length(slice(start, stop, step).indices(size)))
-    return TensorType(x.dtype, Shape(*dims))
+    return Shape(*dims)
+
+
+def strided_slice(args: list[Type], attrs: dict[str, Any]) -> Type:
+    (x,) = tensors(args)
+    return TensorType(x.dtype, sliced_shape(x, 1, attrs))
 
 
 def pad(args: list[Type], attrs: dict[str, Any]) -> Type:
@@ -466,29 +476,35 @@ def windows(
     return out[0], out[1]
 
 
-def conv2d(args: list[Type], attrs: dict[str, Any]) -> Type:
+def conv_shape(x: TensorType, x_position: int, w: TensorType, w_position: int, attrs: dict[str, Any]) -> Shape:
     """NCHW x with OIHW w gives (N, O, OH, OW)."""
-    x, w = tensors(args, NUMBER)
-    dtype = same_dtype([x, w])
-    n, channels, _, _ = ranked_dims(x, 1, 4, layout="NCHW")
-    out_channels, in_channels, kh, kw = ranked_dims(w, 2, 4, layout="OIHW")
+    n, channels, _, _ = ranked_dims(x, x_position, 4, layout="NCHW")
+    out_channels, in_channels, kh, kw = ranked_dims(w, w_position, 4, layout="OIHW")
     if channels != in_channels:
         fail(f"conv2d expects {dim_text(in_channels)} input channels (weight {w.shape}) "
              f"but the input has {dim_text(channels)} ({x.shape})")
     spatial = windows(x, (kh, kw), attrs["strides"], attrs["padding"], attrs["dilation"], "kernel")
-    return TensorType(dtype, Shape(n, out_channels, *spatial))
+    return Shape(n, out_channels, *spatial)
+
+
+def conv2d(args: list[Type], attrs: dict[str, Any]) -> Type:
+    x, w = tensors(args, NUMBER)
+    return TensorType(same_dtype([x, w]), conv_shape(x, 1, w, 2, attrs))
+
+
+def pooled_shape(x: TensorType, position: int, attrs: dict[str, Any]) -> Shape:
+    """Pooling of NCHW x over pool_size windows (strides None: pool_size)."""
+    n, c, _, _ = ranked_dims(x, position, 4, layout="NCHW")
+    size = attrs["pool_size"]
+    check_at_least("pool_size", size, 1)
+    spatial = windows(x, size, attrs["strides"] or size, attrs["padding"], (1, 1), "window")
+    return Shape(n, c, *spatial)
 
 
 def pool(kinds: str) -> Relation:
-    """Pooling of NCHW x over pool_size windows (strides None: pool_size)."""
-
     def relation(args: list[Type], attrs: dict[str, Any]) -> Type:
         (x,) = tensors(args, kinds)
-        n, c, _, _ = ranked_dims(x, 1, 4, layout="NCHW")
-        size = attrs["pool_size"]
-        check_at_least("pool_size", size, 1)
-        spatial = windows(x, size, attrs["strides"] or size, attrs["padding"], (1, 1), "window")
-        return TensorType(x.dtype, Shape(n, c, *spatial))
+        return TensorType(x.dtype, pooled_shape(x, 1, attrs))
 
     return relation
 
@@ -506,6 +522,113 @@ def softmax_cross_entropy(args: list[Type], attrs: dict[str, Any]) -> Type:
         check_same_dims(labels, 2, logits)
     normalize_axis(attrs["axis"], len(dims_of(logits, 1)))
     return TensorType(dtype, Shape())
+
+
+# gradient operators ---------------------------------------------------------------------
+# Each takes the gradient g (argument 1) of a forward operator's result; g must have exactly the
+# shape that operator gives. A ``like`` argument supplies a shape only: its dtype is free.
+
+
+def check_gradient_shape(g: TensorType, expected: Type, forward: str) -> None:
+    """Require argument 1 (the gradient) to have the ``forward`` result's shape ``expected``."""
+    if g.shape == expected:
+        return
+    if not (isinstance(g.shape, Shape) and isinstance(expected, Shape)):
+        fail(f"argument 1 has shape {g.shape}, but the {forward} result has shape {expected}")
+    if g.shape.rank != expected.rank:
+        fail(f"argument 1 has rank {g.shape.rank} ({g.shape}), but the {forward} result has rank "
+             f"{expected.rank} ({expected})")
+    for i, (d, e) in enumerate(zip(g.shape.dims, expected.dims)):
+        if d != e:
+            fail(f"argument 1 {g.shape} differs from the {forward} result {expected} in dimension {i}: "
+                 f"{dim_text(d)} vs {dim_text(e)}")
+
+
+def reshape_like(args: list[Type], attrs: dict[str, Any]) -> Type:
+    """x's dtype and like's shape; both shapes must hold the same number of elements."""
+    x, like = tensors(args)
+    if x.shape != like.shape:
+        total, target = product(dims_of(x, 1)), product(dims_of(like, 2))
+        if total != target:
+            fail(f"cannot reshape {x.shape} ({dim_text(total)} elements) to the shape of argument 2, "
+                 f"{like.shape} ({dim_text(target)} elements)")
+    return TensorType(x.dtype, like.shape)
+
+
+def conv_backward(operand_is_weight: bool) -> Relation:
+    """g (N, O, OH, OW), conv2d's other operand (argument 2) and like (argument 3), whose shape the
+    result has: the input's gradient (N, C, H, W) when argument 2 is the weight (O, C, KH, KW),
+    the weight's when argument 2 is the input."""
+
+    def relation(args: list[Type], attrs: dict[str, Any]) -> Type:
+        g, operand, like = tensors(args)
+        check_dtype(g.dtype, 1, NUMBER)
+        check_dtype(operand.dtype, 2, NUMBER)
+        dtype = same_dtype([g, operand])
+        sides = (like, 3, operand, 2) if operand_is_weight else (operand, 2, like, 3)
+        check_gradient_shape(g, conv_shape(*sides, attrs), "conv2d")
+        return TensorType(dtype, like.shape)
+
+    return relation
+
+
+def pool_backward(kinds: str, forward: str) -> Relation:
+    """g of the pooled shape and the pool's input x (argument 2) give x's type."""
+
+    def relation(args: list[Type], attrs: dict[str, Any]) -> Type:
+        g, x = tensors(args, kinds)
+        same_dtype([g, x])
+        check_gradient_shape(g, pooled_shape(x, 2, attrs), forward)
+        return x
+
+    return relation
+
+
+def shifted(relation: Relation, args: list[Type], attrs: dict[str, Any]) -> Type:
+    """``relation`` on arguments 2, 3, ... of a call, its messages numbering them so."""
+    try:
+        return relation(args, attrs)
+    except RelayTypeError as err:
+        fail(re.sub(r"argument (\d+)", lambda m: f"argument {int(m.group(1)) + 1}", err.message))
+
+
+def concatenate_backward(args: list[Type], attrs: dict[str, Any]) -> Type:
+    """g of the joined shape of the parts (arguments 2, 3, ...) gives part ``index``'s shape."""
+    g, *parts = tensors(args)
+    if not 0 <= attrs["index"] < len(parts):
+        fail(f"index {attrs['index']} is out of range for {len(parts)} parts")
+    joined = shifted(concatenate, parts, attrs)
+    check_gradient_shape(g, joined.shape, "concatenate")
+    return TensorType(g.dtype, parts[attrs["index"]].shape)
+
+
+def pad_backward(args: list[Type], attrs: dict[str, Any]) -> Type:
+    g, x = tensors(args)
+    padded = shifted(pad, [x], {**attrs, "pad_value": 0.0})
+    check_gradient_shape(g, padded.shape, "pad")
+    return TensorType(g.dtype, x.shape)
+
+
+def max_pool2d_gather(args: list[Type], attrs: dict[str, Any]) -> Type:
+    """h and x of one shape give the pooled shape of x, in h's dtype."""
+    h, x = tensors(args, NUMBER)
+    same_dtype([h, x])
+    if h.shape != x.shape:
+        fail(f"argument 1 {h.shape} and argument 2 {x.shape} must have the same shape")
+    return TensorType(h.dtype, pooled_shape(x, 2, attrs))
+
+
+def strided_slice_backward(args: list[Type], attrs: dict[str, Any]) -> Type:
+    g, like = tensors(args)
+    check_gradient_shape(g, sliced_shape(like, 2, attrs), "strided_slice")
+    return TensorType(g.dtype, like.shape)
+
+
+def take_backward(args: list[Type], attrs: dict[str, Any]) -> Type:
+    g, indices, like = tensors(args)
+    check_dtype(g.dtype, 1, NUMBER)
+    check_gradient_shape(g, taken_shape(like, 3, indices, attrs["axis"]), "take")
+    return TensorType(g.dtype, like.shape)
 
 
 # the table ------------------------------------------------------------------------------
@@ -552,6 +675,16 @@ TYPE_RELATIONS: dict[str, Relation] = {
     "softmax": softmax,
     "log_softmax": softmax,
     "softmax_cross_entropy": softmax_cross_entropy,
+    "reshape_like": reshape_like,
+    "conv2d_backward_input": conv_backward(operand_is_weight=True),
+    "conv2d_backward_weight": conv_backward(operand_is_weight=False),
+    "max_pool2d_backward": pool_backward(NUMBER, "max_pool2d"),
+    "max_pool2d_gather": max_pool2d_gather,
+    "concatenate_backward": concatenate_backward,
+    "pad_backward": pad_backward,
+    "avg_pool2d_backward": pool_backward(FLOAT, "avg_pool2d"),
+    "strided_slice_backward": strided_slice_backward,
+    "take_backward": take_backward,
 }
 
 

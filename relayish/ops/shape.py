@@ -55,18 +55,55 @@ def _sum_to(x: np.ndarray, like: np.ndarray) -> np.ndarray:
     return result
 
 
-def _take(data: np.ndarray, indices: np.ndarray, axis: int | None) -> np.ndarray:
-    """``np.take`` without wrap-around: every index must be in 0 .. size - 1."""
-    check_kinds("take", INT, indices)
+def _take_axis(op: str, shape: tuple[int, ...], indices: np.ndarray, axis: int | None) -> int | None:
+    """``axis`` normalized for data of ``shape``; an IndexError unless every index is in range.
+
+    Indices must be integers in 0 .. size - 1 of the axis (None: of the flattened data).
+    """
+    check_kinds(op, INT, indices)
     if axis is None:
-        size, where = data.size, "the flattened data"
+        size, where = math.prod(shape), "the flattened data"
     else:
-        axis = normalize_axis_index(axis, data.ndim)
-        size, where = data.shape[axis], f"axis {axis}"
+        axis = normalize_axis_index(axis, len(shape))
+        size, where = shape[axis], f"axis {axis}"
     bad = (indices < 0) | (indices >= size)
     if bad.any():
-        raise IndexError(f"take: index {indices[bad].flat[0]} is out of range for {where} of size {size}")
-    return np.take(data, indices, axis=axis)
+        raise IndexError(f"{op}: index {indices[bad].flat[0]} is out of range for {where} of size {size}")
+    return axis
+
+
+def _take(data: np.ndarray, indices: np.ndarray, axis: int | None) -> np.ndarray:
+    """``np.take`` without wrap-around: every index must be in 0 .. size - 1."""
+    return np.take(data, indices, axis=_take_axis("take", data.shape, indices, axis))
+
+
+def _slice_index(
+    op: str,
+    rank: int,
+    begin: tuple[int, ...],
+    end: tuple[int, ...],
+    strides: tuple[int, ...] | None,
+    axes: tuple[int, ...] | None,
+) -> tuple[slice, ...]:
+    """The index ``[begin:end:stride]`` along each of ``axes`` (default: the leading ones)."""
+    axes = tuple(range(len(begin))) if axes is None else axes
+    strides = (1,) * len(begin) if strides is None else strides
+    if not len(begin) == len(end) == len(strides) == len(axes):
+        raise ValueError(
+            f"{op}: begin, end, strides and axes have lengths "
+            f"{len(begin)}, {len(end)}, {len(strides)} and {len(axes)}; they must be equal"
+        )
+    index = [slice(None)] * rank
+    seen = set()
+    for axis, start, stop, step in zip(axes, begin, end, strides):
+        axis = normalize_axis_index(axis, rank)
+        if axis in seen:
+            raise ValueError(f"{op}: axis {axis} is sliced twice")
+        if step == 0:
+            raise ValueError(f"{op}: a stride is 0")
+        seen.add(axis)
+        index[axis] = slice(start, stop, step)
+    return tuple(index)
 
 
 def _strided_slice(
@@ -77,24 +114,7 @@ def _strided_slice(
     axes: tuple[int, ...] | None,
 ) -> np.ndarray:
     """``x[begin:end:stride]`` along each of ``axes`` (default: the leading ones), clamped."""
-    axes = tuple(range(len(begin))) if axes is None else axes
-    strides = (1,) * len(begin) if strides is None else strides
-    if not len(begin) == len(end) == len(strides) == len(axes):
-        raise ValueError(
-            f"strided_slice: begin, end, strides and axes have lengths "
-            f"{len(begin)}, {len(end)}, {len(strides)} and {len(axes)}; they must be equal"
-        )
-    index = [slice(None)] * x.ndim
-    seen = set()
-    for axis, start, stop, step in zip(axes, begin, end, strides):
-        axis = normalize_axis_index(axis, x.ndim)
-        if axis in seen:
-            raise ValueError(f"strided_slice: axis {axis} is sliced twice")
-        if step == 0:
-            raise ValueError("strided_slice: a stride is 0")
-        seen.add(axis)
-        index[axis] = slice(start, stop, step)
-    return x[tuple(index)]
+    return x[_slice_index("strided_slice", x.ndim, begin, end, strides, axes)]
 
 
 def _pad(x: np.ndarray, pad_width: tuple[int, ...], pad_value: float) -> np.ndarray:
@@ -128,6 +148,14 @@ def _one_hot(indices: np.ndarray, depth: int, dtype: BaseType) -> np.ndarray:
 
 
 _AXIS0 = AttrSpec("axis", "int", 0)
+# The attribute schemas the gradient operators (grad_ops.py) share with their forward operators.
+TAKE_ATTRS = (AttrSpec("axis", "int?", None),)
+SLICE_ATTRS = (
+    AttrSpec("begin", "ints"),
+    AttrSpec("end", "ints"),
+    AttrSpec("strides", "ints?", None),
+    AttrSpec("axes", "ints?", None),
+)
 _DTYPE = AttrSpec("dtype", "dtype", FloatType(32))
 
 _shape_op(
@@ -191,18 +219,13 @@ _shape_op(
     _take,
     "elements of data at integer indices along axis (None: flattened); out of range is IndexError",
     num_args=2,
-    attrs=(AttrSpec("axis", "int?", None),),
+    attrs=TAKE_ATTRS,
 )
 _shape_op(
     "strided_slice",
     _strided_slice,
     "x[begin:end:strides] along axes (default the leading ones), Python slicing with clamping",
-    attrs=(
-        AttrSpec("begin", "ints"),
-        AttrSpec("end", "ints"),
-        AttrSpec("strides", "ints?", None),
-        AttrSpec("axes", "ints?", None),
-    ),
+    attrs=SLICE_ATTRS,
 )
 _shape_op(
     "pad",

@@ -30,7 +30,7 @@ import numpy as np
 from interp import evaluate
 from typecheck import infer
 
-from ..errors import RelayRuntimeError, RelayTypeError
+from ..errors import RelayRuntimeError, RelayTypeError, StepLimitError
 from ..expr import Call, Function, GlobalVar, Grad, Var
 from ..module import Module
 from ..printer import astext
@@ -185,7 +185,7 @@ def check_pass(pass_fn: Callable[[Module], Module], module: Module, name: str, a
     return checked
 
 
-MINIMIZE_MAX_CALLS = 100_000  # a minimization step may remove a loop's exit; such a run is cut short
+MINIMIZE_MAX_CALLS = 10_000  # a candidate may lose a loop's exit: cut it short (generated programs make hundreds of calls)
 
 
 def minimized_failure(
@@ -198,13 +198,18 @@ def minimized_failure(
     def fails(candidate: Module) -> bool:
         try:
             failing(candidate, MINIMIZE_MAX_CALLS)
-        except type(error):
-            return True
+        except type(error) as err:
+            # one side cut short by the bound (a candidate that lost a loop's exit) is no
+            # evidence, and the unbounded re-run below would not end
+            return not isinstance(err.__cause__, StepLimitError)
         except Exception:  # noqa: BLE001 - a candidate that fails otherwise is not this failure
             return False
         return False
 
-    small = minimize(module, entry, fails)
+    try:
+        small = minimize(module, entry, fails)
+    except Exception:  # noqa: BLE001 - a minimizer bug must not hide the failure it was shrinking
+        return module, error
     try:
         failing(small, None)
     except type(error) as final:

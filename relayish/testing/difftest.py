@@ -112,8 +112,6 @@ class Report:
             rows.append(f"{'median program':<22}{statistics.median(self.sizes):.0f} nodes, "
                         f"{statistics.median(self.op_calls):.0f} operator calls (largest {max(self.sizes)} nodes)")
         missing = f" (not generated: {', '.join(missing_nodes)})" if missing_nodes else ""
-        if missing_nodes == ["Grad"]:
-            missing = " (all but Grad, which the evaluator runs once the AD layer lands)"
         rows.append(f"{'expression nodes':<22}{len(nodes) - len(missing_nodes)} of {len(nodes)} kinds{missing}")
         rows.append(f"{'operators':<22}{sum(1 for op in ops if self.coverage['@' + op])} of {len(ops)}")
         if self.failure is not None:
@@ -121,17 +119,20 @@ class Report:
         return rows
 
 
-def _failure_text(program: Program, error: Exception, backends: list[str], seed: int) -> str:
+def _failure_text(program: Program, original: Module, error: Exception, backends: list[str], seed: int) -> str:
     with np.printoptions(threshold=100, precision=17):
         args = [f"# argument {i + 1}: {arg!r}".replace("\n", "\n#   ") for i, arg in enumerate(program.args)]
     message = "\n".join("# " + line for line in str(error).splitlines())
+    text = astext(infer(program.module))
+    sizes = f"# minimized from a program of {len(astext(original).splitlines())} lines to {len(text.splitlines())}"
     head = f"# relayish difftest failure (seed {seed}): {backends[0]} against {', '.join(backends[1:])}"
-    return "\n".join([head, message, "# arguments of @main:", *args, astext(infer(program.module))])
+    return "\n".join([head, sizes, message, "# arguments of @main:", *args, text])
 
 
 def run(examples: int, seed: int, others: list[str], out_dir: Path, features: Features | None = None) -> Report:
-    """Check ``examples`` generated programs (hypothesis seed ``seed``) in the evaluator and
-    in each backend of ``others``; a failure is minimized and written under ``out_dir``."""
+    """Check ``examples`` generated programs (hypothesis seed ``seed``; every construct,
+    ``Grad`` included, unless ``features`` says otherwise) in the evaluator and in each
+    backend of ``others``; a failure is minimized and written under ``out_dir``."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as with_seed
 
@@ -148,7 +149,7 @@ def run(examples: int, seed: int, others: list[str], out_dir: Path, features: Fe
     @with_seed(seed)
     @settings(max_examples=examples, database=None, deadline=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
-    @given(programs(features))
+    @given(programs(features or Features(grad=True)))
     def each(program: Program) -> None:
         counts = coverage(program.module)
         report.coverage.update(counts)
@@ -173,7 +174,7 @@ def run(examples: int, seed: int, others: list[str], out_dir: Path, features: Fe
         small, final = minimized_failure(again, program.module, program.entry, error)
         out_dir.mkdir(parents=True, exist_ok=True)
         report.failure_file = out_dir / f"difftest-seed{seed}.rly"
-        report.failure = _failure_text(attrs.evolve(program, module=small), final, names, seed)
+        report.failure = _failure_text(attrs.evolve(program, module=small), program.module, final, names, seed)
         report.failure_file.write_text(report.failure + "\n", encoding="utf-8")
     report.seconds = time.perf_counter() - start
     report.backend_seconds = {name: runner.seconds for name, runner in timed.items()}

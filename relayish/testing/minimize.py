@@ -20,7 +20,7 @@ from typing import Callable, Iterator
 
 from typecheck import infer
 
-from ..errors import RelayTypeError
+from ..errors import RelayError, RelayTypeError
 from ..expr import Call, Constant, Expr, Function, GlobalVar, Let, Op, Var
 from ..module import Module
 from ..traverse import ExprMutator, post_order
@@ -82,15 +82,26 @@ def _inlined(node: Expr) -> Expr | None:
     return None
 
 
+def _replacements(node: Expr) -> Iterator[Expr]:
+    inlined = _inlined(node)
+    if inlined is not None:
+        yield inlined
+    yield from node.children()
+    for child in node.children():  # through a wrapper: (a, b)[0], !Ref(a), f(a)(b), ...
+        yield from child.children()
+
+
 def _candidates(fn: Function) -> Iterator[Function]:
-    """``fn`` with one sub-expression inlined or replaced by one of its children, outermost first."""
+    """``fn`` with one sub-expression inlined or replaced by a child or grandchild, outermost first."""
     nodes = list(post_order(fn.body))[::-1]  # parents before their children
     for node in nodes:
-        inlined = _inlined(node)
-        if inlined is not None:
-            yield _replaced(fn, node, inlined)
-        for child in node.children():
-            yield _replaced(fn, node, child)
+        for replacement in _replacements(node):
+            if isinstance(replacement, Op):
+                continue  # an operator is not a value
+            try:
+                yield _replaced(fn, node, replacement)
+            except RelayError:
+                continue  # e.g. a call whose callee became another operator, without its attributes
 
 
 def _acceptable(module: Module, entry: str) -> bool:

@@ -385,30 +385,47 @@ def _slice_bounds(draw: Draws, length: int) -> tuple[int, int, int, int]:
     else:
         begin = offset + span - 1
         end = offset - 1 if offset >= 1 else -(size + 1)  # -1 would mean the last element
-    if len(range(*slice(begin, end, step).indices(size))) != length:
-        raise AssertionError(f"slice bounds {begin}:{end}:{step} of {size} do not give {length}")
+    _check_slice_length(size, begin, end, step, length)
     return size, begin, end, step
 
 
-def strided_slice(draw: Draws, out: TensorType) -> Plan | None:
+def _check_slice_length(size: int, begin: int, end: int, step: int, length: int) -> None:
+    if len(range(*slice(begin, end, step).indices(size))) != length:
+        raise AssertionError(f"slice bounds {begin}:{end}:{step} of {size} do not give {length}")
+
+
+SliceBounds = Callable[[Draws, int], tuple[int, int, int, int]]
+
+
+def _slicing(draw: Draws, out: TensorType, bounds: SliceBounds) -> tuple[Dims, dict[str, Any]] | None:
+    """Slice some of ``out``'s static axes: ``bounds(draw, size)`` gives (the size on the other
+    side of the slice, begin, end, step) for each; the other side's shape and the attributes
+    as written (strides left out when all 1, axes when they are the leading ones)."""
     dims = list(dims_of(out))
     static = [i for i, d in enumerate(dims) if d.value is not None]
     if not static:
         return None
     axes = permutation_of(draw, static)[: draw.integer(1, len(static))]
-    begin, end, strides = [], [], []
+    columns = []
     for axis in axes:
-        size, b, e, s = _slice_bounds(draw, dims[axis].value)
-        dims[axis] = Dim.const(size)
-        begin.append(b)
-        end.append(e)
-        strides.append(s)
+        other, *column = bounds(draw, dims[axis].value)
+        dims[axis] = Dim.const(other)
+        columns.append(column)
+    begin, end, strides = zip(*columns)
     attrs_: dict[str, Any] = {"begin": tuple(begin), "end": tuple(end)}
     if any(s != 1 for s in strides) or draw.flag():
         attrs_["strides"] = tuple(strides)
     leading = axes == list(range(len(axes)))
     attrs_["axes"] = None if leading and draw.flag() else tuple(signed_axis(draw, a, len(dims)) for a in axes)
-    return Plan((Arg(tensor(out.dtype, dims)),), attrs_)
+    return tuple(dims), attrs_
+
+
+def strided_slice(draw: Draws, out: TensorType) -> Plan | None:
+    found = _slicing(draw, out, _slice_bounds)
+    if found is None:
+        return None
+    source, attrs_ = found
+    return Plan((Arg(tensor(out.dtype, source)),), attrs_)
 
 
 def pad(draw: Draws, out: TensorType) -> Plan | None:
@@ -548,6 +565,168 @@ def softmax_cross_entropy(draw: Draws, out: TensorType) -> Plan | None:
     return Plan((arg, arg), {"axis": signed_axis(draw, draw.integer(0, len(dims) - 1), len(dims))})
 
 
+# gradient operators -------------------------------------------------------------------------
+# Each ``*_backward`` operator's result has the shape of the forward operator's input (``out``):
+# the rule picks attributes for which the forward operator accepts that input, and gives the
+# gradient argument ``g`` the forward result's shape. ``like`` arguments may have any dtype.
+
+
+def reshape_like(draw: Draws, out: TensorType) -> Plan | None:
+    """x: the symbolic dimensions of ``out`` and a factorization of its static ones, shuffled."""
+    dims = dims_of(out)
+    symbolic = [d for d in dims if d.value is None]
+    count = math.prod(d.value for d in dims if d.value is not None)
+    static = [] if count == 1 and draw.flag(3) else [Dim.const(k) for k in factors(draw, count)]
+    source = permutation_of(draw, symbolic + static)
+    return Plan((Arg(tensor(out.dtype, source)), Arg(TensorType(draw.dtype(None), out.shape))))
+
+
+def _window_output(draw: Draws, size: int, dilated: bool) -> tuple[int, int, int, int, int]:
+    """(kernel, stride, padding, dilation, outputs) of a window that fits in ``size`` (>= 1) padded."""
+    padding = draw.integer(0, 1)
+    dilation = draw.integer(1, 2) if dilated else 1
+    widest = (size + 2 * padding - 1) // dilation + 1  # the largest kernel whose span fits
+    kernel = draw.integer(1, min(3, widest))
+    stride = draw.integer(1, 2)
+    return kernel, stride, padding, dilation, (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def conv2d_backward_input(draw: Draws, out: TensorType) -> Plan | None:
+    """``out`` is the input's (N, C, H, W): a kernel that fits, and g of the convolution's shape."""
+    found = _spatial(draw, out, NUMBER)
+    if found is None:
+        return None
+    (n, channels, _, _), sizes = found
+    kernel, strides, padding, dilation, spatial = zip(*(_window_output(draw, size, True) for size in sizes))
+    out_channels = draw.dim()
+    g = tensor(out.dtype, (n, out_channels, *spatial))
+    w = tensor(out.dtype, (out_channels, channels, *kernel))
+    attrs_ = {"strides": _pair(draw, strides), "padding": _pair(draw, padding), "dilation": _pair(draw, dilation)}
+    return Plan((Arg(g), Arg(w), Arg(TensorType(draw.dtype(None), out.shape))), attrs_)
+
+
+def conv2d_backward_weight(draw: Draws, out: TensorType) -> Plan | None:
+    """``out`` is the weight's (O, C, KH, KW): an input that some number of windows fit."""
+    found = _spatial(draw, out, NUMBER)
+    if found is None:
+        return None
+    (out_channels, channels, _, _), kernel = found
+    strides = tuple(draw.integer(1, 2) for _ in kernel)
+    dilation = tuple(draw.integer(1, 2) for _ in kernel)
+    spatial = tuple(draw.integer(1, 3) for _ in kernel)
+    sizes, padding = zip(*(_window_input(draw, *axis) for axis in zip(spatial, kernel, strides, dilation)))
+    n = draw.dim()
+    g = tensor(out.dtype, (n, out_channels, *spatial))
+    x = tensor(out.dtype, (n, channels, *sizes))
+    attrs_ = {"strides": _pair(draw, strides), "padding": _pair(draw, padding), "dilation": _pair(draw, dilation)}
+    return Plan((Arg(g), Arg(x), Arg(TensorType(draw.dtype(None), out.shape))), attrs_)
+
+
+def concatenate_backward(draw: Draws, out: TensorType) -> Plan | None:
+    """``out`` is one of the parts; the others differ from it along the axis only."""
+    dims = dims_of(out)
+    if not dims:
+        return None
+    axis = draw.integer(0, len(dims) - 1)
+    sizes = [draw.dim() for _ in range(draw.integer(0, 2))]
+    index = draw.integer(0, len(sizes))
+    sizes.insert(index, dims[axis])
+    parts = tuple(Arg(tensor(out.dtype, dims[:axis] + (size,) + dims[axis + 1:])) for size in sizes)
+    joined = tensor(out.dtype, dims[:axis] + (sum(sizes, Dim.const(0)),) + dims[axis + 1:])
+    return Plan((Arg(joined), *parts), {"axis": signed_axis(draw, axis, len(dims)), "index": index})
+
+
+def pad_backward(draw: Draws, out: TensorType) -> Plan | None:
+    """``out`` is the unpadded x; any widths, symbolic dimensions included."""
+    widths = [draw.integer(0, 2) for _ in range(2 * len(dims_of(out)))]
+    padded = [d + widths[2 * i] + widths[2 * i + 1] for i, d in enumerate(dims_of(out))]
+    return Plan((Arg(tensor(out.dtype, padded)), Arg(out)), {"pad_width": tuple(widths)})
+
+
+def max_pool2d_gather(draw: Draws, out: TensorType) -> Plan | None:
+    """The pooled shape ``out`` from max pooling an x; h has x's type."""
+    plan = pool(NUMBER, averaging=False)(draw, out)
+    return None if plan is None else Plan((plan.args[0], plan.args[0]), plan.attrs)
+
+
+def pool_backward(kinds: str, averaging: bool) -> Rule:
+    """``out`` is the pool's input x: a window that fits, and g of the pooled shape."""
+
+    def rule(draw: Draws, out: TensorType) -> Plan | None:
+        found = _spatial(draw, out, kinds)
+        if found is None:
+            return None
+        (n, channels, _, _), sizes = found
+        default_strides = draw.flag()  # strides None: the pool size
+        kernel, strides, padding, spatial = [], [], [], []
+        for size in sizes:
+            k, s, p, _, outputs = _window_output(draw, size, dilated=False)
+            if default_strides:
+                s, outputs = k, (size + 2 * p - k) // k + 1
+            kernel.append(k)
+            strides.append(s)
+            padding.append(p)
+            spatial.append(outputs)
+        attrs_: dict[str, Any] = {
+            "pool_size": _pair(draw, tuple(kernel)),
+            "strides": None if default_strides else tuple(strides),
+            "padding": _pair(draw, tuple(padding)),
+        }
+        if averaging:
+            attrs_["count_include_pad"] = draw.flag()
+        return Plan((Arg(tensor(out.dtype, (n, channels, *spatial))), Arg(out)), attrs_)
+
+    return rule
+
+
+def _slice_within(draw: Draws, size: int) -> tuple[int, int, int, int]:
+    """(length, begin, end, step): a Python slice of 1 or more of ``size`` (>= 1) elements."""
+    step = draw.one_of((1, 1, 2, 3, -1, -2))
+    start = draw.integer(0, size - 1)
+    room = size - 1 - start if step > 0 else start  # elements the slice can pass after its first
+    length = draw.integer(1, room // abs(step) + 1)
+    last = start + (length - 1) * step
+    if step > 0:
+        end = last + 1 + draw.integer(0, step - 1)
+        if length == room // step + 1 and draw.flag(3):
+            end = size + draw.integer(0, 2)  # past the end: clamped
+        begin = start - size if draw.flag(3) else start  # the same start, counted from the end
+    else:
+        end = last - 1 if last >= 1 else -(size + 1 + draw.integer(0, 1))  # -1 would mean the last element
+        begin = start
+    _check_slice_length(size, begin, end, step, length)
+    return length, begin, end, step
+
+
+def strided_slice_backward(draw: Draws, out: TensorType) -> Plan | None:
+    """``out`` is like's shape: some static axes sliced, g of the slice's shape."""
+    found = _slicing(draw, out, _slice_within)
+    if found is None:
+        return None
+    sliced, attrs_ = found
+    return Plan((Arg(tensor(out.dtype, sliced)), Arg(TensorType(draw.dtype(None), out.shape))), attrs_)
+
+
+def take_backward(draw: Draws, out: TensorType) -> Plan | None:
+    """``out`` is like's shape; indices in range of a static axis (or of all of a static like)."""
+    if not kind_ok(out.dtype, NUMBER):
+        return None
+    dims = dims_of(out)
+    index_dtype = draw.one_of([t for t in (draw.dtype(INT), INT32) if t is not None])
+    index_dims = tuple(draw.dim() for _ in range(draw.integer(0, 2)))
+    like = Arg(TensorType(draw.dtype(None), out.shape))
+    static = [i for i, d in enumerate(dims) if d.value is not None]
+    if len(static) == len(dims) and (not dims or draw.flag(4)):  # axis None: into the flattened like
+        indices = Indices(tensor(index_dtype, index_dims), math.prod(d.value for d in dims))
+        return Plan((Arg(tensor(out.dtype, index_dims)), indices, like), {"axis": None})
+    if not static:
+        return None
+    axis = draw.one_of(static)
+    g = tensor(out.dtype, dims[:axis] + index_dims + dims[axis + 1:])
+    indices = Indices(tensor(index_dtype, index_dims), dims[axis].value)
+    return Plan((Arg(g), indices, like), {"axis": signed_axis(draw, axis, len(dims))})
+
+
 # the table ----------------------------------------------------------------------------------
 
 _ELEMWISE = Hint(None)
@@ -594,6 +773,16 @@ RULES: dict[str, tuple[Rule, Hint]] = {
     "softmax": (softmax, Hint(FLOAT, 1, 3)),
     "log_softmax": (softmax, Hint(FLOAT, 1, 3)),
     "softmax_cross_entropy": (softmax_cross_entropy, Hint(FLOAT, 0, 0)),
+    "reshape_like": (reshape_like, _ELEMWISE),
+    "conv2d_backward_input": (conv2d_backward_input, Hint(NUMBER, 4, 4, static=True)),
+    "conv2d_backward_weight": (conv2d_backward_weight, Hint(NUMBER, 4, 4, static=True)),
+    "max_pool2d_backward": (pool_backward(NUMBER, averaging=False), Hint(NUMBER, 4, 4, static=True)),
+    "max_pool2d_gather": (max_pool2d_gather, Hint(NUMBER, 4, 4, static=True)),
+    "concatenate_backward": (concatenate_backward, Hint(None, 1, 3)),
+    "pad_backward": (pad_backward, _ELEMWISE),
+    "avg_pool2d_backward": (pool_backward(FLOAT, averaging=True), Hint(FLOAT, 4, 4, static=True)),
+    "strided_slice_backward": (strided_slice_backward, Hint(None, 1, 3, static=True)),
+    "take_backward": (take_backward, Hint(NUMBER)),
 }
 
 

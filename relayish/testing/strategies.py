@@ -65,7 +65,8 @@ class Features:
     """What generated programs may contain, and how big they get.
 
     ``ops`` names the operators that may appear (None: every registered operator).
-    ``grad`` adds ``Grad`` nodes (off by default: the evaluator runs them once AD lands).
+    ``grad`` adds ``Grad`` nodes (off by default: their expansions make programs several times
+    larger and slower to run; ``relayish difftest`` turns it on).
     """
 
     dtypes: tuple[BaseType, ...] = DEFAULT_DTYPES
@@ -547,7 +548,9 @@ class _Generator(Chooser):
         params = [self.first_order_type() for _ in range(self.integer(0 if param else 1, 1))]
         if param is not None:
             params.insert(0, param)
-        fn = self.expr(FuncType(params, ret), scope, depth)
+        # Grad differentiates code it can see: of the outer variables, f uses tensors only
+        visible = _Scope(tuple((v, t) for v, t in scope.vars if _is_first_order(t)), scope.dims)
+        fn = self.expr(FuncType(params, ret), visible, depth)
         return Call(Grad(fn), [self.expr(t, scope, depth) for t in params])
 
     def gradient(self, ty: Type, scope: _Scope, depth: int) -> Expr:

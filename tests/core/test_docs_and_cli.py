@@ -90,3 +90,11 @@ def test_cli_check_reports_type_errors_with_exit_1(tmp_path, capsys):
     bad.write_text("def @f(%x: Tensor(FloatType(32), Shape(3))) -> Tensor(FloatType(32), Shape(4)) {\n  %x\n}\n")
     assert main(["check", str(bad)]) == 1
     assert "(dimension 0: 4 vs 3)" in capsys.readouterr().err
+
+
+def test_readme_gradients_example_runs(capsys):
+    code = _fenced((ROOT / "README.md").read_text(), "## Gradients", "python")
+    exec(compile(code, "README.md", "exec"), {})
+    printed = capsys.readouterr().out
+    assert printed.startswith("((array(8.), (array(12.),)), array(12.))")  # x^3, 3x^2 and 6x at 2
+    assert "@cube__ad(%bp, %dx)" in printed and "(!%bp)()" in printed

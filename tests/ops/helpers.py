@@ -9,7 +9,7 @@ Integer and boolean results must be exact.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 from hypothesis import strategies as st
@@ -46,6 +46,42 @@ def broadcast_source(draw: Any, target: tuple[int, ...]) -> tuple[int, ...]:
     """A shape that NumPy broadcasts to exactly ``target``: leading axes dropped, some sizes 1."""
     dropped = draw(st.integers(0, len(target)))
     return tuple(draw(st.sampled_from((n, 1))) for n in target[dropped:])
+
+
+def out_size(size: int, k: int, stride: int, pad: int, dilation: int = 1) -> int:
+    """How many windows of size k (dilated, strided, padded on both sides) fit along an axis."""
+    return (size + 2 * pad - dilation * (k - 1) - 1) // stride + 1
+
+
+Index = tuple[int, ...]
+
+
+def conv_taps(
+    x_shape: Index, w_shape: Index, strides: Any, padding: Any, dilation: Any
+) -> Iterator[tuple[Index, Index, Index]]:
+    """(output, weight, input) indices of every kernel tap of a convolution that reads the image
+    (taps on the zero padding are left out), by direct definition."""
+    (n, c, h, wd), (o, _, kh, kw) = x_shape, w_shape
+    oh, ow = (out_size(*axis) for axis in zip((h, wd), (kh, kw), strides, padding, dilation))
+    for b, f, i, j in np.ndindex(n, o, oh, ow):
+        for ch, p, q in np.ndindex(c, kh, kw):
+            row = i * strides[0] - padding[0] + p * dilation[0]
+            col = j * strides[1] - padding[1] + q * dilation[1]
+            if 0 <= row < h and 0 <= col < wd:
+                yield (b, f, i, j), (f, ch, p, q), (b, ch, row, col)
+
+
+def pool_windows(shape: Index, pool: Any, strides: Any, padding: Any) -> Iterator[tuple[Index, list[Index]]]:
+    """Every pooling window: its output index and its in-image input indices, in row-major order."""
+    n, c, h, w = shape
+    oh, ow = (out_size(s, k, st_, p) for s, k, st_, p in zip((h, w), pool, strides, padding))
+    for b, ch, i, j in np.ndindex(n, c, oh, ow):
+        yield (b, ch, i, j), [
+            (b, ch, row, col)
+            for row in range(i * strides[0] - padding[0], i * strides[0] - padding[0] + pool[0])
+            for col in range(j * strides[1] - padding[1], j * strides[1] - padding[1] + pool[1])
+            if 0 <= row < h and 0 <= col < w
+        ]
 
 
 def source_index(index: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -20,7 +20,7 @@ from hypothesis.extra import numpy as hnp
 
 from relayish.ops import get_op
 
-from .helpers import FLOATS, NUMBERS, arrays, assert_close, shapes
+from .helpers import FLOATS, NUMBERS, arrays, assert_close, conv_taps, out_size, pool_windows, shapes
 
 side = st.integers(1, 3)
 
@@ -54,22 +54,14 @@ def test_dense(data: st.DataObject, dtype: np.dtype, units: int, features: int, 
     assert_close(get_op("dense")(x, w, *b), expected, dtype, scale=scale)
 
 
-def out_size(size: int, k: int, stride: int, pad: int, dilation: int = 1) -> int:
-    return (size + 2 * pad - dilation * (k - 1) - 1) // stride + 1
-
-
 def loop_conv2d(x: np.ndarray, w: np.ndarray, strides: Any, padding: Any, dilation: Any) -> np.ndarray:
     """Direct definition: every output element is a sum over channels and kernel taps."""
-    (n, c, h, wd), (o, _, kh, kw) = x.shape, w.shape
+    (n, _, h, wd), (o, _, kh, kw) = x.shape, w.shape
     oh = out_size(h, kh, strides[0], padding[0], dilation[0])
     ow = out_size(wd, kw, strides[1], padding[1], dilation[1])
     out = np.zeros((n, o, oh, ow), dtype=np.result_type(x, np.float64 if x.dtype.kind == "f" else np.int64))
-    for b, f, i, j in np.ndindex(n, o, oh, ow):
-        for ch, p, q in np.ndindex(c, kh, kw):
-            row = i * strides[0] - padding[0] + p * dilation[0]
-            col = j * strides[1] - padding[1] + q * dilation[1]
-            if 0 <= row < h and 0 <= col < wd:
-                out[b, f, i, j] += x[b, ch, row, col] * w[f, ch, p, q]
+    for out_index, w_index, x_index in conv_taps(x.shape, w.shape, strides, padding, dilation):
+        out[out_index] += x[x_index] * w[w_index]
     return out
 
 
@@ -116,14 +108,8 @@ def loop_pool(x: np.ndarray, pool: Any, strides: Any, padding: Any, combine: Cal
     n, c, h, w = x.shape
     oh, ow = (out_size(s, k, st_, p) for s, k, st_, p in zip((h, w), pool, strides, padding))
     out = np.zeros((n, c, oh, ow))
-    for b, ch, i, j in np.ndindex(n, c, oh, ow):
-        values = [
-            x[b, ch, row, col]
-            for row in range(i * strides[0] - padding[0], i * strides[0] - padding[0] + pool[0])
-            for col in range(j * strides[1] - padding[1], j * strides[1] - padding[1] + pool[1])
-            if 0 <= row < h and 0 <= col < w
-        ]
-        out[b, ch, i, j] = combine(values, pool[0] * pool[1])
+    for out_index, window in pool_windows(x.shape, pool, strides, padding):
+        out[out_index] = combine([x[index] for index in window], pool[0] * pool[1])
     return out
 
 

@@ -208,10 +208,8 @@ def test_a_module_with_an_explicit_grad_runs_in_float64():
     [SQUARES, "def @main[n: Dim](%x: Tensor(FloatType(32), Shape(n))) -> Tensor(FloatType(32), Shape()) { @sum(%x * %x) }"],
 )
 def test_the_default_grad_is_grad_in_the_evaluator(source):
-    # The evaluator does not run Grad yet; once the AD layer adds it, this default gradient
-    # must pass unchanged and this test should become a passing check_grad.
-    with pytest.raises(relayish.RelayRuntimeError, match="Grad is not supported"):
-        check_grad(relayish.parse(source), (np.float32([0.5, 1.0, 1.5]),))
+    """With no grad=, a module's gradient is Grad(@main) in the evaluator (promoted to float64)."""
+    check_grad(relayish.parse(source), (np.float32([0.5, 1.0, 1.5]),))
 
 
 # -- to_float64 --------------------------------------------------------------------------------

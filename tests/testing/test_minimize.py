@@ -61,3 +61,25 @@ def test_minimize_respects_its_budget():
 
     assert minimize(module, "main", never, max_tries=3) is not None
     assert len(tried) <= 4  # the entry without its result type, then at most three candidates
+
+
+def test_a_candidate_cut_short_by_the_call_bound_is_not_the_failure():
+    """A candidate whose (bounded) run differs only because one side hit the call bound is
+    no evidence: accepting it would make the final, unbounded re-run loop forever."""
+    from relayish.errors import StepLimitError
+    from relayish.testing.checks import EquivalenceError, minimized_failure
+
+    module = relayish.parse(f"def @main(%x: {F}) -> {F} {{ let %y = %x * 2.0 in %y - 1.0 }}")
+    original = relayish.astext(module)
+
+    def failing(candidate: relayish.Module, max_calls) -> None:
+        if relayish.astext(candidate) == original:
+            raise EquivalenceError("the genuine difference")
+        assert max_calls is not None, "a cut-short candidate was re-run without a bound"
+        try:
+            raise StepLimitError("step limit exceeded")
+        except StepLimitError as cause:
+            raise EquivalenceError("only module_a raised") from cause
+
+    small, error = minimized_failure(failing, module, "main", EquivalenceError("the genuine difference"))
+    assert relayish.astext(small) == original and str(error) == "the genuine difference"

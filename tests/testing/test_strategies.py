@@ -79,7 +79,7 @@ def test_generated_programs_type_check_evaluate_and_round_trip():
 
 def test_coverage_table_reaches_every_node_and_operator():
     """With Grad enabled, 1,000 modules contain every expression node and every operator
-    (Grad is only type-checked and round-tripped until the evaluator runs it)."""
+    (tests/ad evaluates generated programs with Grad)."""
     seen: collections.Counter = collections.Counter()
 
     @given(modules(grad=True))

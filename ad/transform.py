@@ -1,0 +1,451 @@
+"""The Grad transform: reverse mode through backpropagator closures and references.
+
+In the dual program every tensor ``x : T`` becomes a pair ``(x, Ref(adjoint))`` (``dual_type``),
+tuples, closures and references are rebuilt over dual values, and every primitive call
+
+    let y = op(a, b) in ...
+
+becomes its primal call, a fresh zero adjoint for ``y`` and one more link in the
+backpropagator chain ``bp : RefType(() -> ())``:
+
+    let y = op(a[0], b[0]) in let yb = Ref(zeros_like(y)) in
+    let prev = !bp in let _ = bp := fn () { let g = !yb in a[1] := !a[1] + rule_a(g) ... ; prev() } in
+    (y, yb)
+
+``Grad(f)`` expands to a closure that lifts its arguments to duals, runs the dual of ``f``,
+seeds the result's adjoint with one, runs the chain and reads the adjoints back. The result
+is an ordinary relayish program (it type-checks, prints, parses and runs), so ``Grad``
+nests: inner ``Grad`` nodes are expanded first and the outer transform differentiates
+their expansion, references and closures included. Free variables of a differentiated
+function are constants at its level (lifted with zero adjoints nobody reads), which is what
+keeps nested gradients apart. A global ``@g`` called by differentiated code gets a dual
+global ``@g__ad(bp, duals...)``, recursive where ``@g`` is.
+
+What the transform cannot see it refuses with a RelayTypeError at the ``Grad``: a free
+variable of function type that is not bound by an enclosing ``let`` to a function literal
+(its code is unknown), a free reference, or a type variable of kind Type.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from relayish.errors import RelayTypeError, Span
+from relayish.expr import (
+    Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
+    RefRead, RefWrite, Tuple, Var, Zero,
+)  # fmt: skip
+from relayish.module import Module
+from relayish.ops.registry import lookup_op
+from relayish.traverse import ExprMutator, free_vars, post_order, trampoline
+from relayish.types import (
+    UNIT, FloatType, ForallType, FuncType, RefType, TensorType, TupleType, Type,
+)  # fmt: skip
+from typecheck import expr_types, infer
+
+from .rules import RULES, Site, op
+
+BACKPROP = RefType(FuncType([], UNIT))
+
+
+def dual_type(ty: Type) -> Type:
+    """The type of a value's dual: tensors become (value, adjoint reference) pairs."""
+    if isinstance(ty, TensorType):
+        return TupleType([ty, RefType(ty)])
+    if isinstance(ty, TupleType):
+        return TupleType([dual_type(f) for f in ty.fields])
+    if isinstance(ty, FuncType):
+        return FuncType([dual_type(p) for p in ty.params], dual_type(ty.ret))
+    if isinstance(ty, RefType):
+        return RefType(dual_type(ty.value))
+    if isinstance(ty, ForallType):
+        return ForallType(ty.params, dual_type(ty.body))
+    raise RelayTypeError(f"Grad cannot differentiate through a value of type {ty} (a type variable of kind Type)")
+
+
+def first_order(ty: Type) -> bool:
+    if isinstance(ty, TupleType):
+        return all(first_order(f) for f in ty.fields)
+    return isinstance(ty, TensorType)
+
+
+def lift(e: Expr, ty: Type) -> Expr:
+    """A constant's dual: each tensor paired with a fresh zero adjoint that nobody reads."""
+    if isinstance(ty, TupleType):
+        return Tuple([lift(Proj(e, i), f) for i, f in enumerate(ty.fields)])
+    return lift_tensor(e)
+
+
+def lift_tensor(e: Expr) -> Expr:
+    return Tuple([e, RefNew(op("zeros_like", e))])
+
+
+def adjoints(d: Expr, ty: Type) -> Expr:
+    """The adjoints held by a dual of type ``dual_type(ty)``, shaped like ``ty``."""
+    if isinstance(ty, TupleType):
+        return Tuple([adjoints(Proj(d, i), f) for i, f in enumerate(ty.fields)])
+    return RefRead(Proj(d, 1))
+
+
+def primal(d: Expr, ty: Type) -> Expr:
+    """The value of a dual, shaped like ``ty``."""
+    if isinstance(ty, TupleType):
+        return Tuple([primal(Proj(d, i), f) for i, f in enumerate(ty.fields)])
+    return Proj(d, 0)
+
+
+def seed(d: Expr, ty: Type, cotangent: Expr | None) -> list[Expr]:
+    """Stores that seed a result's adjoints: ones, or the given cotangent."""
+    if isinstance(ty, TupleType):
+        return [w for i, f in enumerate(ty.fields) for w in seed(Proj(d, i), f, None if cotangent is None else Proj(cotangent, i))]
+    value = op("ones_like", Proj(d, 0)) if cotangent is None else cotangent
+    return [RefWrite(Proj(d, 1), value)]
+
+
+def lets(bindings: list[tuple[Var, Expr]], body: Expr) -> Expr:
+    for var, value in reversed(bindings):
+        body = Let(var, value, body)
+    return body
+
+
+def _is_float(ty: Type) -> bool:
+    return isinstance(ty, TensorType) and isinstance(ty.dtype, FloatType)
+
+
+class Context:
+    """One type-checked, Grad-free module being differentiated: its types, the function
+    literals its lets bind, and the dual globals made so far."""
+
+    def __init__(self, module: Module, made: dict[str, tuple[Function, str]] | None = None):
+        self.module = module
+        self.types = expr_types(module)
+        self.literals: dict[int, Function] = {}
+        for fn in module.functions.values():
+            for node in post_order(fn):
+                if isinstance(node, Let) and isinstance(node.value, Function):
+                    self.literals[id(node.var)] = node.value
+        self.made = made if made is not None else {}
+        self.pending: list[tuple[str, str]] = []
+        self.new_globals: dict[str, Function] = {}
+
+    def hint(self, f: Expr, index: int) -> str:
+        """A name for parameter ``index`` of an expansion of ``Grad(f)``: ``f``'s own when known."""
+        fn = self.module[f.name] if isinstance(f, GlobalVar) else f
+        if isinstance(fn, Function) and index < len(fn.params):
+            return fn.params[index].name_hint
+        return f"x{index}"
+
+    def type_of(self, e: Expr) -> Type:
+        return self.types[id(e)]
+
+    def dual_global(self, name: str) -> str:
+        """The name of ``@name``'s dual global, made on demand (and reused while ``@name`` is unchanged)."""
+        known = self.made.get(name)
+        if known is not None and known[0] is self.module[name]:
+            return known[1]
+        dual = f"{name}__ad"
+        while dual in self.module.functions and self.made.get(name, (None, None))[1] != dual:
+            dual += "_"
+        self.made[name] = (self.module[name], dual)
+        self.pending.append((name, dual))
+        return dual
+
+    def build_pending(self) -> dict[str, Function]:
+        """Every dual global asked for so far (their bodies may ask for more)."""
+        while self.pending:
+            name, dual = self.pending.pop()
+            fn = self.module[name]
+            bp = Var("bp", BACKPROP)
+            dualizer = Dualizer(self, bp)
+            params = [dualizer.bind(p, Var(p.name_hint, dual_type(p.type_annotation))) for p in fn.params]
+            body = dualizer.run(fn.body)
+            self.new_globals[dual] = Function([bp, *params], body, dual_type(fn.ret_type), fn.type_params, span=fn.span)
+        return self.new_globals
+
+    # expansions ---------------------------------------------------------------------------
+    def expansion(self, f: Expr, span: Span | None, cotangent: bool = False) -> Function:
+        """``Grad(f)`` (or, with ``cotangent``, its vector-Jacobian product) as a closure."""
+        # at a Grad site, f's type as instantiated there; a global on its own (ad.grad): its
+        # generic type, whose type parameters the new global takes over
+        fty = self.types[id(f)] if id(f) in self.types else _global_type(self.module, f.name)
+        if isinstance(fty, ForallType):
+            fty = fty.body
+        params = [Var(self.hint(f, i), t) for i, t in enumerate(fty.params)]
+        ct = Var("ct", fty.ret) if cotangent else None
+        bp = Var("bp", BACKPROP)
+        dualizer = Dualizer(self, bp)
+        prelude: list[tuple[Var, Expr]] = [(bp, RefNew(Function([], Tuple([]), UNIT)))]
+        prelude += dualizer.lift_free(f, span)
+        duals = [Var("d" + p.name_hint, dual_type(t)) for p, t in zip(params, fty.params)]
+        prelude += [(d, lift(p, t)) for d, p, t in zip(duals, params, fty.params)]
+        out = Var("out", dual_type(fty.ret))
+        if isinstance(f, GlobalVar):
+            result = Call(GlobalVar(self.dual_global(f.name)), [bp, *duals])
+        else:
+            result = Call(dualizer.run(f), duals)
+        prelude.append((out, result))
+        prelude += [(Var("u", UNIT), store) for store in seed(out, fty.ret, ct)]
+        prelude.append((Var("u", UNIT), Call(RefRead(bp), [])))
+        gradients = Tuple([adjoints(d, t) for d, t in zip(duals, fty.params)])
+        body = lets(prelude, Tuple([primal(out, fty.ret), gradients]))
+        ret = TupleType([fty.ret, TupleType(fty.params)])
+        return Function(params + ([ct] if ct is not None else []), body, ret, span=span)
+
+
+def _global_type(module: Module, name: str) -> Type:
+    fn = module[name]
+    ty = FuncType([p.type_annotation for p in fn.params], fn.ret_type)
+    return ForallType(fn.type_params, ty) if fn.type_params else ty
+
+
+
+
+class Dualizer:
+    """The dual of code inside one backpropagator chain ``bp``."""
+
+    def __init__(self, ctx: Context, bp: Expr):
+        self.ctx = ctx
+        self.bp = bp
+        self.env: dict[int, Expr] = {}
+
+    def bind(self, old: Var, new: Var) -> Var:
+        self.env[id(old)] = new
+        return new
+
+    def run(self, e: Expr) -> Expr:
+        return trampoline(self.expr(e))
+
+    # free variables ---------------------------------------------------------------------------
+    def lift_free(self, f: Expr, span: Span | None) -> list[tuple[Var, Expr]]:
+        """Bindings that give ``f``'s free variables duals: constants for tensors, the dual
+        of the literal a ``let`` binds for functions (with its own free variables first)."""
+        bindings: list[tuple[Var, Expr]] = []
+        order: list[Var] = []
+        seen: set[int] = set()
+        stack: list[tuple[Var, bool]] = [(v, False) for v in reversed(free_vars(f))]
+        while stack:  # dependencies first: a literal's free variables before the literal
+            var, ready = stack.pop()
+            if id(var) in seen:
+                continue
+            literal = self.ctx.literals.get(id(var))
+            if ready or literal is None:
+                seen.add(id(var))
+                order.append(var)
+                continue
+            stack.append((var, True))
+            stack += [(v, False) for v in reversed(free_vars(literal)) if v is not var and id(v) not in seen]
+        for var in order:
+            ty = var.type_annotation
+            new = self.bind(var, Var(var.name_hint, None))
+            literal = self.ctx.literals.get(id(var))
+            if ty is not None and first_order(ty):
+                bindings.append((new, lift(var, ty)))
+            elif literal is not None:
+                bindings.append((new, self.run(literal)))
+            else:
+                what = ("reads %{}, a reference from outside it" if isinstance(ty, RefType)
+                        else "calls %{}, a function from outside it whose code Grad cannot see").format(var.name_hint)
+                raise RelayTypeError(
+                    f"Grad: the differentiated function {what}; define it inside the function, "
+                    "bind it with let to a function literal, or make it a global",
+                    span,
+                )
+        return bindings
+
+    # expressions ------------------------------------------------------------------------------
+    def expr(self, e: Expr) -> Iterator[Any]:
+        if isinstance(e, Var):
+            return self.env[id(e)]
+        if isinstance(e, Constant):
+            return lift_tensor(e)
+        if isinstance(e, GlobalVar):
+            return self.global_value(e)
+        if isinstance(e, Tuple):
+            fields = []
+            for f in e.fields:
+                fields.append((yield self.expr(f)))
+            return Tuple(fields, span=e.span)
+        if isinstance(e, Proj):
+            return Proj((yield self.expr(e.tuple_value)), e.index, span=e.span)
+        if isinstance(e, Let):
+            return (yield self.let_chain(e))
+        if isinstance(e, If):
+            cond = yield self.expr(e.cond)
+            then_branch = yield self.expr(e.then_branch)
+            else_branch = yield self.expr(e.else_branch)
+            return If(Proj(cond, 0), then_branch, else_branch, span=e.span)
+        if isinstance(e, Function):
+            return (yield self.function(e))
+        if isinstance(e, Call):
+            return (yield self.call(e))
+        if isinstance(e, Ascribe):
+            return Ascribe((yield self.expr(e.expr)), dual_type(e.type), span=e.span)
+        if isinstance(e, Zero):
+            return _lift_zero(e.type)
+        if isinstance(e, RefNew):
+            return RefNew((yield self.expr(e.value)), span=e.span)
+        if isinstance(e, RefRead):
+            return RefRead((yield self.expr(e.ref)), span=e.span)
+        if isinstance(e, RefWrite):
+            ref = yield self.expr(e.ref)
+            return RefWrite(ref, (yield self.expr(e.value)), span=e.span)
+        if isinstance(e, Op):
+            raise RelayTypeError(f"Grad: operator @{e.name} used as a value: call it instead", e.span)
+        raise AssertionError(f"unexpanded {type(e).__name__} in differentiated code")  # Grad: expanded first
+
+    def let_chain(self, e: Let) -> Iterator[Any]:
+        bindings: list[tuple[Var, Expr]] = []
+        while isinstance(e, Let):
+            new = self.bind(e.var, Var(e.var.name_hint, None))  # before the value: let-bound functions recurse
+            bindings.append((new, (yield self.expr(e.value))))
+            e = e.body
+        return lets(bindings, (yield self.expr(e)))
+
+    def function(self, fn: Function) -> Iterator[Any]:
+        params = [self.bind(p, Var(p.name_hint, dual_type(self.param_type(p)))) for p in fn.params]
+        body = yield self.expr(fn.body)
+        ret = dual_type(fn.ret_type) if fn.ret_type is not None else None
+        return Function(params, body, ret, fn.type_params, span=fn.span)
+
+    def param_type(self, p: Var) -> Type:
+        return p.type_annotation if p.type_annotation is not None else self.ctx.type_of(p)
+
+    def global_value(self, g: GlobalVar) -> Function:
+        """``@g`` used as a value: a closure calling its dual global with this chain."""
+        fty = self.ctx.type_of(g)
+        params = [Var(f"x{i}", dual_type(t)) for i, t in enumerate(fty.params)]
+        return Function(params, Call(GlobalVar(self.ctx.dual_global(g.name)), [self.bp, *params]), dual_type(fty.ret))
+
+    def call(self, e: Call) -> Iterator[Any]:
+        args = []
+        for a in e.args:
+            args.append((yield self.expr(a)))
+        if isinstance(e.callee, Op):
+            return self.primitive(e, args)
+        if isinstance(e.callee, GlobalVar):
+            return Call(GlobalVar(self.ctx.dual_global(e.callee.name)), [self.bp, *args], span=e.span)
+        return Call((yield self.expr(e.callee)), args, span=e.span)
+
+    def primitive(self, e: Call, duals: list[Expr]) -> Expr:
+        """An operator call: its primal call, a zero adjoint, and a link in the chain."""
+        name = e.callee.name
+        definition = lookup_op(name)
+        if definition is None:
+            raise RelayTypeError(f"Grad: the declared operator @{name} has no implementation to differentiate", e.span)
+        bindings: list[tuple[Var, Expr]] = []
+        pairs, primals = [], []
+        for i, d in enumerate(duals):
+            if not isinstance(d, Var):
+                d = _bound(bindings, Var(f"a{i}"), d)
+            pairs.append(d)
+            primals.append(_bound(bindings, Var(f"p{i}"), Proj(d, 0)))
+        y, yb = Var("y"), Var("yb")
+        bindings.append((y, Call(Op(name), primals, e.attrs, span=e.span)))
+        bindings.append((yb, RefNew(op("zeros_like", y))))
+        types = [self.ctx.type_of(a) for a in e.args]
+        out_type = self.ctx.type_of(e)
+        if definition.differentiable and _is_float(out_type) and any(map(_is_float, types)):
+            g = Var("g")
+            site = Site(name, tuple(primals), tuple(types), y, out_type, definition.full_attrs(e.attrs), g)
+            try:
+                contributions = RULES[name](site)
+            except RelayTypeError as err:
+                raise RelayTypeError(err.message, e.span) from None
+            steps = [
+                RefWrite(Proj(pair, 1), op("add", RefRead(Proj(pair, 1)), c))
+                for pair, c, t in zip(pairs, contributions, types)
+                if c is not None and _is_float(t)
+            ]
+            prev = Var("prev")
+            backward = Function([], Let(g, RefRead(yb), lets([(Var("u", UNIT), s) for s in steps], Call(prev, []))), UNIT)
+            bindings += [(prev, RefRead(self.bp)), (Var("u", UNIT), RefWrite(self.bp, backward))]
+        return lets(bindings, Tuple([y, yb]))
+
+
+def _bound(bindings: list[tuple[Var, Expr]], var: Var, value: Expr) -> Var:
+    bindings.append((var, value))
+    return var
+
+
+def _lift_zero(ty: Type) -> Expr:
+    if isinstance(ty, TupleType):
+        return Tuple([_lift_zero(f) for f in ty.fields])
+    return Tuple([Zero(ty), RefNew(Zero(ty))])
+
+
+# whole modules --------------------------------------------------------------------------------
+
+
+def _grads(fn: Function) -> Iterator[Grad]:
+    return (node for node in post_order(fn) if isinstance(node, Grad))
+
+
+def _reachable_globals(module: Module, e: Expr) -> set[str]:
+    seen: set[str] = set()
+    stack = [e]
+    while stack:
+        for node in post_order(stack.pop()):
+            if isinstance(node, GlobalVar) and node.name in module and node.name not in seen:
+                seen.add(node.name)
+                stack.append(module[node.name])
+    return seen
+
+
+def _next_grad(module: Module) -> tuple[str, Grad] | None:
+    """A Grad with no Grad inside it and none in the globals it reaches (those go first)."""
+    with_grads = {name for name, fn in module.functions.items() if any(True for _ in _grads(fn))}
+    blocked = False
+    for name, fn in module.functions.items():
+        for node in _grads(fn):
+            inner = any(isinstance(n, Grad) for n in post_order(node.func))
+            if inner:
+                continue
+            if _reachable_globals(module, node.func) & with_grads:
+                blocked = True
+                continue
+            return name, node
+    if blocked:
+        raise RelayTypeError("Grad: a differentiated function reaches a global that itself differentiates it "
+                             "(a cycle of Grad through globals), which has no finite expansion")
+    return None
+
+
+def _replace(fn: Function, target: Expr, replacement: Expr) -> Function:
+    class Replace(ExprMutator):
+        def rewrite(self, old: Expr, new: Expr) -> Expr:
+            return replacement if old is target else new
+
+    return Replace().mutate(fn)
+
+
+def expand(module: Module) -> Module:
+    """``module`` type-checked, with every ``Grad`` replaced by its expansion (innermost
+    first) and the dual globals they need added."""
+    return _expanded(module)[0]
+
+
+def _expanded(module: Module) -> tuple[Module, dict[str, tuple[Function, str]]]:
+    """The expanded module, and the dual globals made: source name -> (source, dual name)."""
+    module = infer(module)
+    made: dict[str, tuple[Function, str]] = {}
+    while (found := _next_grad(module)) is not None:
+        owner, node = found
+        ctx = Context(module, made)
+        replacement = ctx.expansion(node.func, node.span)
+        functions = {**module.functions, owner: _replace(module[owner], node, replacement)}
+        functions.update(ctx.build_pending())
+        module = infer(Module(functions, module.op_decls))  # unchanged globals keep their objects
+    return module, made
+
+
+def with_transform(module: Module, name: str, new_name: str, cotangent: bool) -> Module:
+    """``module`` with ``@new_name`` = the expanded ``Grad(@name)`` (or its vjp)."""
+    if name not in module:
+        raise KeyError(f"module has no global @{name}")
+    if new_name in module:
+        raise ValueError(f"the module already has a global @{new_name}")
+    module, made = _expanded(module)
+    ctx = Context(module, made)
+    fn = ctx.expansion(GlobalVar(name), module[name].span, cotangent=cotangent)
+    fn = Function(fn.params, fn.body, fn.ret_type, module[name].type_params, span=fn.span)
+    return infer(Module({**module.functions, **ctx.build_pending(), new_name: fn}, module.op_decls))

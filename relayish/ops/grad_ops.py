@@ -1,0 +1,276 @@
+"""Operators that reverse-mode AD needs for gradients (Pattern.OPAQUE, all differentiable).
+
+Each ``*_backward`` operator is the adjoint (transpose) of a forward operator in one of its
+arguments: for ``y = forward(x, ...)``, ``backward(g, ..., like)`` is the gradient of
+``sum(y * g)`` with respect to x. ``g`` has the shape of the forward result (anything else is
+a ValueError) and gives the result its dtype; a ``like`` argument supplies a shape only (its
+dtype does not matter). The attributes are exactly those of the forward operator, so a forward
+call's attributes pass through unchanged.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index
+
+from .elementwise import FLOAT, NUMBER, check_kinds, define
+from .nn import (
+    AVG_POOL_ATTRS, CONV_ATTRS, MAX_POOL_ATTRS, Pair, _check_conv_shapes, _in_image, _lowest, _pool_divisor,
+    _window_grid, _windows,
+)  # fmt: skip
+from .registry import AttrSpec, Pattern
+from .shape import SLICE_ATTRS, TAKE_ATTRS, _slice_index, _take_axis
+
+_grad_op = functools.partial(define, pattern=Pattern.OPAQUE, kinds=None)
+
+
+def _check_gradient(op: str, g: np.ndarray, expected: tuple[int, ...], forward: str) -> None:
+    """``g`` must have the shape of the forward operator's result."""
+    if g.shape != tuple(expected):
+        raise ValueError(
+            f"{op}: the gradient has shape {g.shape}, but the {forward} result has shape {tuple(expected)}"
+        )
+
+
+def _unwindows(cols: np.ndarray, shape: tuple[int, ...], strides: Pair, padding: Pair, dilation: Pair) -> np.ndarray:
+    """The adjoint of ``nn._windows``: each entry of the (N, C, OH, OW, KH, KW) ``cols`` added
+    back where its window read it from, in an NCHW tensor of ``shape``; padding is dropped."""
+    n, c, h, w = shape
+    oh, ow, kh, kw = cols.shape[2:]
+    (ph, pw), (sh, sw), (dh, dw) = padding, strides, dilation
+    padded = np.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=cols.dtype)
+    for p, q in np.ndindex(kh, kw):
+        rows = slice(p * dh, p * dh + sh * (oh - 1) + 1, sh)
+        columns = slice(q * dw, q * dw + sw * (ow - 1) + 1, sw)
+        padded[:, :, rows, columns] += cols[:, :, :, :, p, q]
+    return padded[:, :, ph:ph + h, pw:pw + w]
+
+
+def _reshape_like(x: np.ndarray, like: np.ndarray) -> np.ndarray:
+    if x.size != like.size:
+        raise ValueError(
+            f"reshape_like: cannot reshape {x.shape} ({x.size} elements) to {like.shape} ({like.size} elements)"
+        )
+    return np.reshape(x, like.shape)
+
+
+def _check_conv_gradient(
+    op: str, g: np.ndarray, operand: np.ndarray, x_shape: tuple[int, ...], w_shape: tuple[int, ...],
+    strides: Pair, padding: Pair, dilation: Pair,
+) -> None:
+    """Numeric g and operand; an input of x_shape and a weight of w_shape that conv2d accepts,
+    and g of the shape of their convolution."""
+    check_kinds(op, NUMBER, g, operand)
+    _check_conv_shapes(op, x_shape, w_shape)
+    out = _window_grid(x_shape, w_shape[2:], strides, padding, dilation)
+    _check_gradient(op, g, (x_shape[0], w_shape[0], *out), "conv2d")
+
+
+def _conv2d_backward_input(
+    g: np.ndarray, w: np.ndarray, like: np.ndarray, strides: Pair, padding: Pair, dilation: Pair
+) -> np.ndarray:
+    """Every output gradient times every tap of its kernel, added back at the input it read."""
+    _check_conv_gradient("conv2d_backward_input", g, w, like.shape, w.shape, strides, padding, dilation)
+    cols = np.moveaxis(np.tensordot(g, w, axes=((1,), (0,))), 3, 1)  # (N, C, OH, OW, KH, KW)
+    return _unwindows(cols, like.shape, strides, padding, dilation)
+
+
+def _conv2d_backward_weight(
+    g: np.ndarray, x: np.ndarray, like: np.ndarray, strides: Pair, padding: Pair, dilation: Pair
+) -> np.ndarray:
+    """Each weight tap's gradient: the output gradients against the inputs that tap read."""
+    _check_conv_gradient("conv2d_backward_weight", g, x, x.shape, like.shape, strides, padding, dilation)
+    windows = _windows(x, like.shape[2:], strides, padding, dilation, 0)  # (N, C, OH, OW, KH, KW)
+    return np.tensordot(g, windows, axes=((0, 2, 3), (0, 2, 3)))
+
+
+def _first_maxima(x: np.ndarray, pool_size: Pair, strides: Pair, padding: Pair) -> tuple[np.ndarray, np.ndarray]:
+    """For each window of x (N, C, OH, OW): the flat index in the window of its first maximum
+    in row-major order (a NaN is the maximum; padding never wins), and whether the window
+    has any in-image element at all."""
+    windows = _windows(x, pool_size, strides, padding, (1, 1), _lowest(x.dtype))
+    values = windows.reshape(windows.shape[:4] + (-1,))
+    inside = _in_image(x.shape, pool_size, strides, padding, bool).reshape(values.shape[2:4] + (-1,))
+    peak = values.max(axis=-1, keepdims=True)
+    hit = inside & ((values == peak) | ((values != values) & (peak != peak)))
+    return hit.argmax(axis=-1), hit.any(axis=-1)
+
+
+def _max_pool2d_backward(
+    g: np.ndarray, x: np.ndarray, pool_size: Pair, strides: Pair | None, padding: Pair
+) -> np.ndarray:
+    """Each window's gradient goes to the window's first maximum in row-major order (a NaN is
+    the maximum); padding never wins, and a window wholly in the padding passes nothing on."""
+    op = "max_pool2d_backward"
+    check_kinds(op, NUMBER, g, x)
+    strides = strides or pool_size
+    first, any_inside = _first_maxima(x, pool_size, strides, padding)
+    _check_gradient(op, g, first.shape, "max_pool2d")
+    cols = np.zeros(first.shape + (pool_size[0] * pool_size[1],), dtype=g.dtype)
+    np.put_along_axis(cols, first[..., np.newaxis], np.where(any_inside, g, 0)[..., np.newaxis], axis=-1)
+    return _unwindows(cols.reshape(first.shape + tuple(pool_size)), x.shape, strides, padding, (1, 1))
+
+
+def _max_pool2d_gather(
+    h: np.ndarray, x: np.ndarray, pool_size: Pair, strides: Pair | None, padding: Pair
+) -> np.ndarray:
+    """For each window of x, h at the window's first maximum (0 for a window wholly in the
+    padding): the transpose of max_pool2d_backward in g, so its gradient has a gradient."""
+    op = "max_pool2d_gather"
+    check_kinds(op, NUMBER, h, x)
+    if h.shape != x.shape:
+        raise ValueError(f"{op}: h has shape {h.shape}, but x has shape {x.shape}; they must be equal")
+    strides = strides or pool_size
+    first, any_inside = _first_maxima(x, pool_size, strides, padding)
+    values = _windows(h, pool_size, strides, padding, (1, 1), 0).reshape(first.shape + (-1,))
+    picked = np.take_along_axis(values, first[..., np.newaxis], axis=-1)[..., 0]
+    return np.where(any_inside, picked, 0).astype(h.dtype)
+
+
+def _avg_pool2d_backward(
+    g: np.ndarray, x: np.ndarray, pool_size: Pair, strides: Pair | None, padding: Pair, count_include_pad: bool
+) -> np.ndarray:
+    """Each window's gradient, divided as the forward mean divides, spread over the window."""
+    op = "avg_pool2d_backward"
+    check_kinds(op, FLOAT, g, x)
+    strides = strides or pool_size
+    out = _window_grid(x.shape, pool_size, strides, padding, (1, 1))
+    _check_gradient(op, g, x.shape[:2] + out, "avg_pool2d")
+    share = g / _pool_divisor(x.shape, pool_size, strides, padding, count_include_pad, g.dtype)
+    cols = np.broadcast_to(share[..., np.newaxis, np.newaxis], share.shape + tuple(pool_size))
+    return _unwindows(cols, x.shape, strides, padding, (1, 1))
+
+
+def _strided_slice_backward(
+    g: np.ndarray,
+    like: np.ndarray,
+    begin: tuple[int, ...],
+    end: tuple[int, ...],
+    strides: tuple[int, ...] | None,
+    axes: tuple[int, ...] | None,
+) -> np.ndarray:
+    """Zeros of like's shape with g written where the slice reads (a slice reads each place once)."""
+    index = _slice_index("strided_slice_backward", like.ndim, begin, end, strides, axes)
+    out = np.zeros(like.shape, dtype=g.dtype)
+    _check_gradient("strided_slice_backward", g, out[index].shape, "strided_slice")
+    out[index] = g
+    return out
+
+
+def _take_backward(g: np.ndarray, indices: np.ndarray, like: np.ndarray, axis: int | None) -> np.ndarray:
+    """Zeros of like's shape with g added at the indices (repeated indices add up)."""
+    op = "take_backward"
+    check_kinds(op, NUMBER, g)
+    axis = _take_axis(op, like.shape, indices, axis)
+    out = np.zeros(like.shape, dtype=g.dtype)
+    if axis is None:
+        _check_gradient(op, g, indices.shape, "take")
+        np.add.at(out.reshape(-1), indices, g)  # out is contiguous: the reshape is a view
+        return out
+    _check_gradient(op, g, like.shape[:axis] + indices.shape + like.shape[axis + 1:], "take")
+    np.add.at(out, (slice(None),) * axis + (indices,), g)
+    return out
+
+
+def _concatenate_backward(g: np.ndarray, *parts: np.ndarray, axis: int, index: int) -> np.ndarray:
+    """The piece of g that concatenating ``parts`` along axis took from part ``index``."""
+    op = "concatenate_backward"
+    if not 0 <= index < len(parts):
+        raise ValueError(f"{op}: index {index} is out of range for {len(parts)} parts")
+    if not -g.ndim <= axis < g.ndim:
+        raise ValueError(f"{op}: axis {axis} is out of range for the gradient of rank {g.ndim}")
+    axis = normalize_axis_index(axis, g.ndim)
+    for k, part in enumerate(parts):
+        if part.ndim != g.ndim or any(n != m for i, (n, m) in enumerate(zip(part.shape, parts[0].shape)) if i != axis):
+            raise ValueError(f"{op}: part {k + 1} {part.shape} does not concatenate with part 1 {parts[0].shape} along axis {axis}")
+    joined = list(parts[0].shape)
+    joined[axis] = sum(p.shape[axis] for p in parts)
+    _check_gradient(op, g, tuple(joined), "concatenate")
+    start = sum(p.shape[axis] for p in parts[:index])
+    index_ = [slice(None)] * g.ndim
+    index_[axis] = slice(start, start + parts[index].shape[axis])
+    return g[tuple(index_)]
+
+
+def _pad_backward(g: np.ndarray, x: np.ndarray, pad_width: tuple[int, ...]) -> np.ndarray:
+    """The part of g that padding x with ``pad_width`` did not add."""
+    op = "pad_backward"
+    if len(pad_width) != 2 * x.ndim:
+        raise ValueError(f"{op}: pad_width needs {2 * x.ndim} numbers for rank {x.ndim}, not {len(pad_width)}")
+    if any(w < 0 for w in pad_width):
+        raise ValueError(f"{op}: pad_width {pad_width} has a negative number")
+    _check_gradient(op, g, tuple(n + pad_width[2 * i] + pad_width[2 * i + 1] for i, n in enumerate(x.shape)), "pad")
+    return g[tuple(slice(pad_width[2 * i], pad_width[2 * i] + n) for i, n in enumerate(x.shape))]
+
+
+_grad_op(
+    "concatenate_backward",
+    _concatenate_backward,
+    "gradient of sum(concatenate(x1, ..., xn) * g) in part index: g's piece along axis",
+    num_args=(2, None),
+    attrs=(AttrSpec("axis", "int", 0), AttrSpec("index", "int")),
+)
+_grad_op(
+    "pad_backward",
+    _pad_backward,
+    "gradient of sum(pad(x) * g) in x: g without the padding",
+    num_args=2,
+    attrs=(AttrSpec("pad_width", "ints"),),
+)
+_grad_op(
+    "reshape_like",
+    _reshape_like,
+    "x reshaped (C order) to the shape of like, which must have as many elements",
+    num_args=2,
+)
+_grad_op(
+    "conv2d_backward_input",
+    _conv2d_backward_input,
+    "gradient of sum(conv2d(x, w) * g) in x, x of like's shape (NCHW)",
+    num_args=3,
+    attrs=CONV_ATTRS,
+)
+_grad_op(
+    "conv2d_backward_weight",
+    _conv2d_backward_weight,
+    "gradient of sum(conv2d(x, w) * g) in w, w of like's shape (OIHW)",
+    num_args=3,
+    attrs=CONV_ATTRS,
+)
+_grad_op(
+    "max_pool2d_backward",
+    _max_pool2d_backward,
+    "gradient of sum(max_pool2d(x) * g) in x: each window's g goes to its first maximum",
+    num_args=2,
+    attrs=MAX_POOL_ATTRS,
+)
+_grad_op(
+    "max_pool2d_gather",
+    _max_pool2d_gather,
+    "h (x's shape) at each window's first maximum of x: the transpose of max_pool2d_backward in g",
+    num_args=2,
+    attrs=MAX_POOL_ATTRS,
+)
+_grad_op(
+    "avg_pool2d_backward",
+    _avg_pool2d_backward,
+    "gradient of sum(avg_pool2d(x) * g) in x (x gives the shape and dtype only)",
+    num_args=2,
+    attrs=AVG_POOL_ATTRS,
+)
+_grad_op(
+    "strided_slice_backward",
+    _strided_slice_backward,
+    "gradient of sum(strided_slice(x) * g) in x: zeros of like's shape with g where the slice reads",
+    num_args=2,
+    attrs=SLICE_ATTRS,
+)
+_grad_op(
+    "take_backward",
+    _take_backward,
+    "gradient of sum(take(x, indices) * g) in x: zeros of like's shape with g added at the indices",
+    num_args=3,
+    attrs=TAKE_ATTRS,
+)

@@ -1,0 +1,116 @@
+"""Every operator's gradient rule against central finite differences in float64.
+
+Each example draws a well-typed call of one operator (the generator's backward rules pick
+argument types and attributes for a drawn result type), wraps it as
+``sum(op(args...) * w)`` with random weights ``w`` (so that no symmetry hides a wrong
+gradient, e.g. softmax sums to one) and compares ``Grad`` in the evaluator with
+``relayish.testing.check_grad``: an independent oracle that never looks at the rules.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import relayish
+from ad.rules import RULES
+from relayish.expr import Call, Function, Op, Var
+from relayish.ops import all_ops, get_op
+from relayish.testing import check_grad, op_rules
+from relayish.testing.choices import Stream
+from relayish.testing.strategies import Features, _Generator
+from relayish.types import FloatType, IntType, Shape, TensorType, TypeVar
+
+F64 = FloatType(64)
+DIFFERENTIABLE = sorted(name for name, op in all_ops().items() if op.differentiable)
+POSITIVE = {"log", "sqrt", "pow", "div"}  # arguments drawn from [0.5, 2]: inside the domain, off the poles
+
+
+def test_rules_cover_exactly_the_differentiable_operators():
+    assert set(RULES) == set(DIFFERENTIABLE)
+
+
+def _arguments(plan: op_rules.Plan, sizes: dict, rng: np.random.Generator, positive: bool) -> list[np.ndarray]:
+    args = []
+    for arg in plan.args:
+        shape = tuple(d.substitute(sizes).value for d in arg.type.shape.dims)
+        dtype = arg.type.dtype.to_numpy()
+        if isinstance(arg, op_rules.Indices):
+            args.append(rng.integers(0, arg.size, size=shape).astype(dtype))
+        elif dtype.kind == "b":
+            args.append(rng.random(shape) < 0.5)
+        elif dtype.kind in "iu":
+            args.append(rng.integers(1, 4, size=shape).astype(dtype))
+        elif positive:
+            args.append(rng.uniform(0.5, 2.0, size=shape))
+        else:
+            args.append(rng.uniform(-2.0, 2.0, size=shape))
+    return args
+
+
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
+@settings(max_examples=15)
+@given(data=st.binary(min_size=64, max_size=64), symbolic=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_gradient_of_every_operator_matches_finite_differences(name, data, symbolic, seed):
+    rule, hint = op_rules.RULES[name]
+    gen = _Generator(Stream(data), Features(dtypes=(F64,), ops=(name,)))
+    n = TypeVar("n", relayish.ir.Kind.DIM)
+    gen.scope_dims = (n,) if symbolic else ()
+    target = gen.hinted_type(hint if hint.kinds != "b" else op_rules.Hint(None, hint.min_rank, hint.max_rank, hint.static))
+    plan = rule(gen, target) if target is not None else None
+    if plan is None or not isinstance(target.dtype, FloatType):
+        return
+    params = [Var(f"a{i}", arg.type) for i, arg in enumerate(plan.args)]
+    weights = Var("w", target)
+    loss = Call(Op("sum"), [Call(Op("mul"), [Call(Op(name), params, plan.attrs), weights])])
+    fn = Function([*params, weights], loss, TensorType(F64, Shape()), (n,) if symbolic else ())
+    module = relayish.Module({"main": fn})
+    rng = np.random.default_rng(seed)
+    sizes = {n: relayish.ir.Dim.const(int(rng.integers(1, 4)))}
+    args = _arguments(plan, sizes, rng, name in POSITIVE)
+    if not np.all(np.isfinite(get_op(name)(*args, **plan.attrs))):
+        return  # e.g. a max-pool window wholly in the padding gives -inf: no derivative there
+    out_shape = tuple(d.substitute(sizes).value for d in target.shape.dims)
+    check_grad(module, [*args, rng.uniform(-1, 1, size=out_shape)], rtol=1e-5, atol=1e-7)
+
+
+def test_a_second_derivative_through_max_pool():
+    """d/dx sum(g(x)) for g = the gradient of sum(max_pool(x)^2): it is 2 at each window's
+    maximum (the maximum's own square) and 0 elsewhere; no other oracle is simpler."""
+    src = """
+    def @f(%x: Tensor(FloatType(64), Shape(1, 1, 4, 4))) -> Tensor(FloatType(64), Shape()) {
+      @sum(@max_pool2d(%x, pool_size=2) * @max_pool2d(%x, pool_size=2))
+    }
+    def @g(%x: Tensor(FloatType(64), Shape(1, 1, 4, 4))) -> Tensor(FloatType(64), Shape()) {
+      @sum(Grad(@f)(%x)[1][0])
+    }
+    def @main(%x: Tensor(FloatType(64), Shape(1, 1, 4, 4))) { Grad(@g)(%x) }
+    """
+    x = np.arange(16.0).reshape(1, 1, 4, 4) % 7  # window maxima at (1,1) (1,3) (2,0)... unique
+    value, (gradient,) = relayish.evaluate(relayish.parse(src), "main", x)
+    windows = x.reshape(2, 2, 2, 2).transpose(0, 2, 1, 3).reshape(2, 2, 4)
+    expected = np.zeros((4, 4))
+    for i in range(2):
+        for j in range(2):
+            k = int(np.argmax(windows[i, j]))
+            expected[2 * i + k // 2, 2 * j + k % 2] = 2.0
+    assert value == 2 * windows.max(axis=-1).sum()
+    np.testing.assert_array_equal(gradient[0, 0], expected)
+
+
+def test_integer_arguments_get_zero_gradients_of_their_dtype():
+    src = """
+    def @f(%x: Tensor(FloatType(64), Shape(3)), %k: Tensor(IntType(32), Shape(3)), %b: Tensor(BoolType, Shape())) -> Tensor(FloatType(64), Shape()) {
+      @sum(%x * @cast(%k, dtype=FloatType(64)))
+    }
+    def @main(%x: Tensor(FloatType(64), Shape(3)), %k: Tensor(IntType(32), Shape(3)), %b: Tensor(BoolType, Shape())) { Grad(@f)(%x, %k, %b) }
+    """
+    value, (gx, gk, gb) = relayish.evaluate(relayish.parse(src), "main", np.array([1.0, 2.0, 3.0]),
+                                             np.array([4, 5, 6], np.int32), np.array(True))
+    assert value == 32.0
+    np.testing.assert_array_equal(gx, [4.0, 5.0, 6.0])
+    assert gk.dtype == np.int32 and not gk.any() and gk.shape == (3,)
+    assert gb.dtype == np.bool_ and not gb and gb.shape == ()
+    assert IntType(32).to_numpy() == gk.dtype
