@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from relayish.errors import RelayTypeError
 from relayish.module import Module
-from relayish.types import FloatType, Shape, TensorType
+from relayish.types import FloatType, Shape, TensorType, Type, is_first_order
 from typecheck import infer
 
-from .transform import dual_type, expand, first_order, with_transform
+from .transform import dual_type, expand, with_transform
 
 __all__ = ["dual_type", "expand", "grad", "vjp"]
 
@@ -35,12 +35,12 @@ def vjp(module: Module, name: str) -> Module:
     """``module`` with ``@<name>_vjp(params..., cotangent)``: the value of ``@name`` and the
     gradient of ``sum(value * cotangent)`` per parameter (results: tensors, tuples of them)."""
     ret = _result_type(module, name)
-    if not first_order(ret):
+    if not is_first_order(ret):
         raise RelayTypeError(f"vjp: @{name} must return tensors or tuples of them, not {ret}", module[name].span)
     return with_transform(module, name, f"{name}_vjp", cotangent=True)
 
 
-def _result_type(module: Module, name: str):
+def _result_type(module: Module, name: str) -> Type:
     if name not in module:
         raise KeyError(f"module has no global @{name}")
     return infer(module)[name].ret_type

@@ -19,7 +19,6 @@ from typing import Any, Callable
 import attrs
 import numpy as np
 
-from relayish.errors import RelayTypeError
 from relayish.expr import Call, Constant, Expr, Op
 from relayish.types import TensorType
 
@@ -44,8 +43,9 @@ class Site:
     def rank(self, position: int) -> int:
         return self.types[position].shape.rank
 
-    def unsupported(self, why: str) -> RelayTypeError:
-        return RelayTypeError(f"cannot differentiate @{self.name}: {why}")
+    def pick(self, *keys: str) -> dict[str, Any]:
+        """The attributes ``keys``, to pass on to the operators of the gradient."""
+        return {k: self.attrs[k] for k in keys}
 
 
 Rule = Callable[[Site], list["Expr | None"]]
@@ -205,7 +205,7 @@ def _stack(s: Site) -> list[Expr | None]:
 
 def _forward_to(name: str, *keys: str) -> Rule:
     """The adjoint of argument 0 is operator ``name`` of (g, x, attributes ``keys``)."""
-    return lambda s: [op(name, s.g, s.args[0], **{k: s.attrs[k] for k in keys})] + [None] * (len(s.args) - 1)
+    return lambda s: [op(name, s.g, s.args[0], **s.pick(*keys))] + [None] * (len(s.args) - 1)
 
 
 SHAPES: dict[str, Rule] = {
@@ -252,7 +252,7 @@ _POOL = ("pool_size", "strides", "padding")
 
 def _conv2d(s: Site) -> list[Expr | None]:
     x, w = s.args
-    attrs_ = {k: s.attrs[k] for k in _CONV}
+    attrs_ = s.pick(*_CONV)
     return [op("conv2d_backward_input", s.g, w, x, **attrs_), op("conv2d_backward_weight", s.g, x, w, **attrs_)]
 
 
@@ -293,30 +293,30 @@ NETWORKS: dict[str, Rule] = {
 
 def _conv2d_backward_input(s: Site) -> list[Expr | None]:
     g_in, w, like = s.args
-    attrs_ = {k: s.attrs[k] for k in _CONV}
+    attrs_ = s.pick(*_CONV)
     return [op("conv2d", s.g, w, **attrs_), op("conv2d_backward_weight", g_in, s.g, w, **attrs_), None]
 
 
 def _conv2d_backward_weight(s: Site) -> list[Expr | None]:
     g_in, x, like = s.args
-    attrs_ = {k: s.attrs[k] for k in _CONV}
+    attrs_ = s.pick(*_CONV)
     return [op("conv2d", x, s.g, **attrs_), op("conv2d_backward_input", g_in, s.g, x, **attrs_), None]
 
 
 def _avg_pool2d_backward(s: Site) -> list[Expr | None]:
     """Linear in g: its transpose is the pool itself, except that a window wholly in the
     padding (without count_include_pad) passes nothing back, where the pool divides 0 by 0."""
-    pooled = op("avg_pool2d", s.g, **{k: s.attrs[k] for k in (*_POOL, "count_include_pad")})
+    pooled = op("avg_pool2d", s.g, **s.pick(*_POOL, "count_include_pad"))
     if s.attrs["count_include_pad"]:
         return [pooled, None]
-    windows = op("avg_pool2d", op("ones_like", s.g), **{k: s.attrs[k] for k in (*_POOL, "count_include_pad")})
+    windows = op("avg_pool2d", op("ones_like", s.g), **s.pick(*_POOL, "count_include_pad"))
     return [op("where", op("equal", windows, windows), pooled, zeros(pooled)), None]  # nan only for empty ones
 
 
 def _transposed(name: str) -> Rule:
     """max_pool2d_backward(g, x) and max_pool2d_gather(h, x) are linear in their first
     argument and each other's transpose; x only chooses places (no gradient of its own)."""
-    return lambda s: [op(name, s.g, s.args[1], **{k: s.attrs[k] for k in _POOL}), None]
+    return lambda s: [op(name, s.g, s.args[1], **s.pick(*_POOL)), None]
 
 
 def _concatenate_backward(s: Site) -> list[Expr | None]:
@@ -333,7 +333,7 @@ GRADIENT_OPS: dict[str, Rule] = {
     "max_pool2d_backward": _transposed("max_pool2d_gather"),
     "max_pool2d_gather": _transposed("max_pool2d_backward"),
     "avg_pool2d_backward": _avg_pool2d_backward,
-    "strided_slice_backward": lambda s: [op("strided_slice", s.g, **{k: s.attrs[k] for k in ("begin", "end", "strides", "axes")}), None],
+    "strided_slice_backward": lambda s: [op("strided_slice", s.g, **s.pick("begin", "end", "strides", "axes")), None],
     "take_backward": lambda s: [op("take", s.g, s.args[1], axis=s.attrs["axis"]), None, None],
     "concatenate_backward": _concatenate_backward,
     "pad_backward": lambda s: [op("pad", s.g, pad_width=s.attrs["pad_width"]), None],

@@ -37,11 +37,12 @@ from relayish.expr import (
 )  # fmt: skip
 from relayish.module import Module
 from relayish.ops.registry import lookup_op
-from relayish.traverse import ExprMutator, free_vars, post_order, trampoline
+from relayish.traverse import free_vars, globals_reached, post_order, replace, trampoline
 from relayish.types import (
-    UNIT, FloatType, ForallType, FuncType, RefType, TensorType, TupleType, Type,
+    UNIT, FloatType, ForallType, FuncType, RefType, TensorType, TupleType, Type, is_first_order,
 )  # fmt: skip
 from typecheck import expr_types, infer
+from typecheck.inference import declared_type
 
 from .rules import RULES, Site, op
 
@@ -61,12 +62,6 @@ def dual_type(ty: Type) -> Type:
     if isinstance(ty, ForallType):
         return ForallType(ty.params, dual_type(ty.body))
     raise RelayTypeError(f"Grad cannot differentiate through a value of type {ty} (a type variable of kind Type)")
-
-
-def first_order(ty: Type) -> bool:
-    if isinstance(ty, TupleType):
-        return all(first_order(f) for f in ty.fields)
-    return isinstance(ty, TensorType)
 
 
 def lift(e: Expr, ty: Type) -> Expr:
@@ -167,7 +162,7 @@ class Context:
         """``Grad(f)`` (or, with ``cotangent``, its vector-Jacobian product) as a closure."""
         # at a Grad site, f's type as instantiated there; a global on its own (ad.grad): its
         # generic type, whose type parameters the new global takes over
-        fty = self.types[id(f)] if id(f) in self.types else _global_type(self.module, f.name)
+        fty = self.types[id(f)] if id(f) in self.types else declared_type(self.module[f.name])
         if isinstance(fty, ForallType):
             fty = fty.body
         params = [Var(self.hint(f, i), t) for i, t in enumerate(fty.params)]
@@ -190,14 +185,6 @@ class Context:
         body = lets(prelude, Tuple([primal(out, fty.ret), gradients]))
         ret = TupleType([fty.ret, TupleType(fty.params)])
         return Function(params + ([ct] if ct is not None else []), body, ret, span=span)
-
-
-def _global_type(module: Module, name: str) -> Type:
-    fn = module[name]
-    ty = FuncType([p.type_annotation for p in fn.params], fn.ret_type)
-    return ForallType(fn.type_params, ty) if fn.type_params else ty
-
-
 
 
 class Dualizer:
@@ -238,7 +225,7 @@ class Dualizer:
             ty = var.type_annotation
             new = self.bind(var, Var(var.name_hint, None))
             literal = self.ctx.literals.get(id(var))
-            if ty is not None and first_order(ty):
+            if ty is not None and is_first_order(ty):
                 bindings.append((new, lift(var, ty)))
             elif literal is not None:
                 bindings.append((new, self.run(literal)))
@@ -347,10 +334,7 @@ class Dualizer:
         if definition.differentiable and _is_float(out_type) and any(map(_is_float, types)):
             g = Var("g")
             site = Site(name, tuple(primals), tuple(types), y, out_type, definition.full_attrs(e.attrs), g)
-            try:
-                contributions = RULES[name](site)
-            except RelayTypeError as err:
-                raise RelayTypeError(err.message, e.span) from None
+            contributions = RULES[name](site)
             steps = [
                 RefWrite(Proj(pair, 1), op("add", RefRead(Proj(pair, 1)), c))
                 for pair, c, t in zip(pairs, contributions, types)
@@ -380,17 +364,6 @@ def _grads(fn: Function) -> Iterator[Grad]:
     return (node for node in post_order(fn) if isinstance(node, Grad))
 
 
-def _reachable_globals(module: Module, e: Expr) -> set[str]:
-    seen: set[str] = set()
-    stack = [e]
-    while stack:
-        for node in post_order(stack.pop()):
-            if isinstance(node, GlobalVar) and node.name in module and node.name not in seen:
-                seen.add(node.name)
-                stack.append(module[node.name])
-    return seen
-
-
 def _next_grad(module: Module) -> tuple[str, Grad] | None:
     """A Grad with no Grad inside it and none in the globals it reaches (those go first)."""
     with_grads = {name for name, fn in module.functions.items() if any(True for _ in _grads(fn))}
@@ -400,7 +373,7 @@ def _next_grad(module: Module) -> tuple[str, Grad] | None:
             inner = any(isinstance(n, Grad) for n in post_order(node.func))
             if inner:
                 continue
-            if _reachable_globals(module, node.func) & with_grads:
+            if globals_reached(module, node.func) & with_grads:
                 blocked = True
                 continue
             return name, node
@@ -408,14 +381,6 @@ def _next_grad(module: Module) -> tuple[str, Grad] | None:
         raise RelayTypeError("Grad: a differentiated function reaches a global that itself differentiates it "
                              "(a cycle of Grad through globals), which has no finite expansion")
     return None
-
-
-def _replace(fn: Function, target: Expr, replacement: Expr) -> Function:
-    class Replace(ExprMutator):
-        def rewrite(self, old: Expr, new: Expr) -> Expr:
-            return replacement if old is target else new
-
-    return Replace().mutate(fn)
 
 
 def expand(module: Module) -> Module:
@@ -432,7 +397,7 @@ def _expanded(module: Module) -> tuple[Module, dict[str, tuple[Function, str]]]:
         owner, node = found
         ctx = Context(module, made)
         replacement = ctx.expansion(node.func, node.span)
-        functions = {**module.functions, owner: _replace(module[owner], node, replacement)}
+        functions = {**module.functions, owner: replace(module[owner], node, replacement)}
         functions.update(ctx.build_pending())
         module = infer(Module(functions, module.op_decls))  # unchanged globals keep their objects
     return module, made
@@ -440,8 +405,6 @@ def _expanded(module: Module) -> tuple[Module, dict[str, tuple[Function, str]]]:
 
 def with_transform(module: Module, name: str, new_name: str, cotangent: bool) -> Module:
     """``module`` with ``@new_name`` = the expanded ``Grad(@name)`` (or its vjp)."""
-    if name not in module:
-        raise KeyError(f"module has no global @{name}")
     if new_name in module:
         raise ValueError(f"the module already has a global @{new_name}")
     module, made = _expanded(module)

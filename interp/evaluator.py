@@ -23,7 +23,7 @@ from relayish.expr import (
 )  # fmt: skip
 from relayish.module import Module
 from relayish.ops.registry import OpDef, lookup_op
-from relayish.traverse import post_order, trampoline
+from relayish.traverse import trampoline
 from relayish.types import Shape, TensorType, TupleType, Type
 
 from .values import Closure, Frame, RefCell, check_value
@@ -204,7 +204,7 @@ def evaluate(module: Module, name: str, *args: Any, max_calls: int | None = None
     """Type-check ``module`` and run its global ``@name`` on NumPy arguments.
 
     ``max_calls`` (optional) bounds the number of function calls, to stop runaway recursion
-    with a ``RelayRuntimeError`` instead of running forever.
+    with a ``StepLimitError`` (a ``RelayRuntimeError``) instead of running forever.
     """
     return Evaluator(prepared(module), max_calls).run(name, args)
 
@@ -219,16 +219,12 @@ def prepared(module: Module) -> Module:
     objects identify them, and evaluating one program again (a training loop, a benchmark)
     does not expand it again."""
     from ad import expand
-    from typecheck import infer
 
     key = (tuple(module.functions.items()), tuple(module.op_decls.items()))
     if key in _PREPARED:
         _PREPARED.move_to_end(key)
         return _PREPARED[key]
-    typed = infer(module)
-    if any(isinstance(node, Grad) for fn in typed.functions.values() for node in post_order(fn)):
-        typed = expand(typed)
-    _PREPARED[key] = typed
+    typed = _PREPARED[key] = expand(module)  # type-checks first; a module without Grad stays as it is
     if len(_PREPARED) > PREPARED_CACHE_SIZE:
         _PREPARED.popitem(last=False)
     return typed

@@ -9,7 +9,8 @@ from typing import Any, Generator, Iterator
 
 import attrs
 
-from .expr import Expr, Function, Let, Var
+from .expr import Expr, Function, GlobalVar, Let, Var
+from .module import Module
 
 Step = Generator[Any, Any, Any]
 
@@ -99,6 +100,28 @@ class ExprMutator:
             children = [self.memo[id(c)][1] for c in node.children()]
             self.memo[id(node)] = (node, self.rewrite(node, with_children(node, children)))
         return self.memo[id(expr)][1]
+
+
+def replace(root: Expr, target: Expr, replacement: Expr) -> Expr:
+    """``root`` with the node ``target`` (by identity) replaced by ``replacement``."""
+
+    class Replace(ExprMutator):
+        def rewrite(self, old: Expr, new: Expr) -> Expr:
+            return replacement if old is target else new
+
+    return Replace().mutate(root)
+
+
+def globals_reached(module: Module, root: Expr) -> set[str]:
+    """The globals of ``module`` that ``root`` refers to, directly or through other globals."""
+    seen: set[str] = set()
+    stack = [root]
+    while stack:
+        for node in post_order(stack.pop()):
+            if isinstance(node, GlobalVar) and node.name in module and node.name not in seen:
+                seen.add(node.name)
+                stack.append(module[node.name])
+    return seen
 
 
 class ExprVisitor:

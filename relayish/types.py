@@ -249,6 +249,19 @@ class ForallType(Type):
         object.__setattr__(self, "_hash", hash(("forall", len(self.params), self.body._hash)))
 
 
+def is_first_order(ty: Type) -> bool:
+    """Whether ``ty`` is a tensor or (nested) tuples of tensors: a value that can be compared,
+    zeroed, read from arguments and differentiated with respect to."""
+    stack = [ty]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, TupleType):
+            stack.extend(t.fields)
+        elif not isinstance(t, TensorType):
+            return False
+    return True
+
+
 def scalar_type(dtype: BaseType) -> TensorType:
     """The rank-0 tensor type of a base type."""
     return TensorType(dtype, Shape())

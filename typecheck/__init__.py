@@ -1,8 +1,8 @@
 """Kinding, type inference with symbolic shapes, and type errors (DESIGN.md section 4).
 
 ``typecheck.infer(module)`` returns the module with every binding and every function's
-result annotated (re-exported as ``relayish.infer_types``); ``typecheck.expr_types(module)`` gives every expression's type (for transforms such as AD);
-``typecheck.check_kinds(module)``,
+result annotated (re-exported as ``relayish.infer_types``); ``typecheck.expr_types(module)``
+gives every expression's type (for transforms such as AD); ``typecheck.check_kinds(module)``,
 ``typecheck.kind_of`` and ``typecheck.check_type`` check kinds.
 """
 

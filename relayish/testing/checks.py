@@ -31,7 +31,6 @@ from interp import evaluate
 from typecheck import infer
 
 from ..errors import RelayRuntimeError, RelayTypeError, StepLimitError
-from ..expr import Call, Function, GlobalVar, Grad, Var
 from ..module import Module
 from ..printer import astext
 from .compare import difference
@@ -233,7 +232,8 @@ def assert_pass_preserves(
     ``programs`` (a hypothesis strategy of ``Program``s; default ``strategies.programs()``,
     every feature on), ``max_examples`` of them (default: the active hypothesis profile's).
     The first failure is minimized (``minimize``: the smallest variant that still fails)
-    and raised as ``EquivalenceError`` (different results: the first differing leaf, both
+    and raised, with the minimized ``Program`` as its ``counterexample`` attribute, as
+    ``EquivalenceError`` (different results: the first differing leaf, both
     values, the inputs and both programs) or ``PassError`` (the output is not a well-typed
     module).
     """
@@ -272,22 +272,19 @@ def assert_pass_preserves(
 
         small, final = minimized_failure(failing, program.module, program.entry, error)
         sizes = [len(astext(m).splitlines()) for m in (program.module, small)]
-        raise type(final)(f"{final}\n(minimized from a program of {sizes[0]} lines to {sizes[1]})") from None
+        shown = type(final)(f"{final}\n(minimized from a program of {sizes[0]} lines to {sizes[1]})")
+        shown.counterexample = attrs.evolve(program, module=small)  # to re-run or keep as a test
+        raise shown from None
 
 
 # -- check_grad ---------------------------------------------------------------------------------
 
 
 def _default_grad(module: Module, name: str) -> Backend:
-    """The evaluator on ``@<name>__grad = fn (params...) { Grad(@name)(params...) }``."""
-    wrapper = f"{name}__grad"
-    if wrapper in module:
-        raise ValueError(f"the module already has a global @{wrapper}; pass grad= explicitly")
-    fn = module[name]
-    params = [Var(p.name_hint, p.type_annotation) for p in fn.params]
-    body = Call(Grad(GlobalVar(name)), params)
-    extended = module.with_function(wrapper, Function(params, body, type_params=fn.type_params))
-    return functools.partial(evaluate, extended, wrapper)
+    """The evaluator on ``@<name>_grad``, the expansion of ``Grad(@name)`` (``ad.grad``)."""
+    from ad import grad
+
+    return functools.partial(evaluate, grad(module, name), f"{name}_grad")
 
 
 def _scalar(value: Any, what: str) -> np.ndarray:

@@ -14,37 +14,23 @@ failure: usually a few lines.
 from __future__ import annotations
 
 import time
+from typing import Callable, Iterator
 
 import attrs
-from typing import Callable, Iterator
 
 from typecheck import infer
 
 from ..errors import RelayError, RelayTypeError
 from ..expr import Call, Constant, Expr, Function, GlobalVar, Let, Op, Var
 from ..module import Module
-from ..traverse import ExprMutator, post_order
-from ..types import TensorType, TupleType
+from ..traverse import ExprMutator, globals_reached, post_order, replace
+from ..types import is_first_order
 
 
 def reachable(module: Module, entry: str) -> Module:
     """``module`` without the globals ``@entry`` cannot reach."""
-    seen = {entry}
-    stack = [entry]
-    while stack:
-        for node in post_order(module[stack.pop()]):
-            if isinstance(node, GlobalVar) and node.name in module and node.name not in seen:
-                seen.add(node.name)
-                stack.append(node.name)
+    seen = {entry} | globals_reached(module, module[entry])
     return Module({name: fn for name, fn in module.functions.items() if name in seen}, module.op_decls)
-
-
-def _replaced(root: Function, target: Expr, replacement: Expr) -> Function:
-    class Replace(ExprMutator):
-        def rewrite(self, old: Expr, new: Expr) -> Expr:
-            return replacement if old is target else new
-
-    return Replace().mutate(root)
 
 
 def _substituted(body: Expr, values: dict[int, Expr]) -> Expr:
@@ -99,7 +85,7 @@ def _candidates(fn: Function) -> Iterator[Function]:
             if isinstance(replacement, Op):
                 continue  # an operator is not a value
             try:
-                yield _replaced(fn, node, replacement)
+                yield replace(fn, node, replacement)
             except RelayError:
                 continue  # e.g. a call whose callee became another operator, without its attributes
 
@@ -111,14 +97,7 @@ def _acceptable(module: Module, entry: str) -> bool:
         typed = infer(module)
     except RelayTypeError:
         return False
-    stack = [typed[entry].ret_type]
-    while stack:
-        ty = stack.pop()
-        if isinstance(ty, TupleType):
-            stack.extend(ty.fields)
-        elif not isinstance(ty, TensorType):
-            return False
-    return True
+    return is_first_order(typed[entry].ret_type)
 
 
 def minimize(

@@ -44,7 +44,7 @@ from ..ops.registry import all_ops
 from ..traverse import post_order
 from ..types import (
     UNIT, BaseType, BoolType, FloatType, FuncType, IntType, Kind, RefType, Shape, TensorType,
-    TupleType, Type, TypeVar, UIntType,
+    TupleType, Type, TypeVar, UIntType, is_first_order,
 )  # fmt: skip
 from . import op_rules
 from .choices import Chooser, Stream, decoded
@@ -179,13 +179,6 @@ def _dims_in(ty: Type, first_order: bool = False) -> list[Dim]:
     return found
 
 
-def _is_first_order(ty: Type) -> bool:
-    """Tensors and tuples of them: what ``@main`` takes and returns, and what Zero makes."""
-    if isinstance(ty, TupleType):
-        return all(_is_first_order(f) for f in ty.fields)
-    return isinstance(ty, TensorType)
-
-
 def _is_static(ty: TensorType) -> bool:
     return all(d.value is not None for d in ty.shape.dims)
 
@@ -317,7 +310,7 @@ class _Generator(Chooser):
             (2 * c if ty == UNIT and self.refs_in(scope) else 0, lambda: self.ref_write(scope, d)),
             (1 * c, lambda: Ascribe(self.expr(ty, scope, d), ty)),
             (2 * c if f.grad and floating_scalar else 0, lambda: Proj(self.grad_call(ty, None, scope, d), 0)),
-            (1 * c if f.grad and self.differentiable(ty) else 0, lambda: self.gradient(ty, scope, d)),
+            (1 * c if f.grad and is_first_order(ty) else 0, lambda: self.gradient(ty, scope, d)),
         ])  # fmt: skip
 
     def leaf(self, ty: Type, scope: _Scope) -> Expr:
@@ -334,7 +327,7 @@ class _Generator(Chooser):
                 return self.constant(ty)
             return Zero(ty)
         if isinstance(ty, TupleType):
-            if _is_first_order(ty) and self.flag(4):
+            if is_first_order(ty) and self.flag(4):
                 return Zero(ty)
             return Tuple([self.leaf(t, scope) for t in ty.fields])
         if isinstance(ty, FuncType):
@@ -447,9 +440,8 @@ class _Generator(Chooser):
         """A call of one of the globals with its dimension variables chosen here."""
         g = self.one_of(candidates)
         binding = {var: self.dim() for var in g.dims}
-        params, ret = ([_map_dims(t, lambda d: d.substitute(binding)) for t in (*g.params, g.ret)][:-1],
-                       _map_dims(g.ret, lambda d: d.substitute(binding)))
-        return Call(GlobalVar(g.name), [self.expr(t, scope, depth) for t in params]), ret
+        params = [_map_dims(t, lambda d: d.substitute(binding)) for t in g.params]
+        return Call(GlobalVar(g.name), [self.expr(t, scope, depth) for t in params]), _map_dims(g.ret, lambda d: d.substitute(binding))
 
     def recursive_call(self, ty: Type, scope: _Scope, depth: int) -> Expr:
         g = self.one_of(self.recursive_globals(ty))
@@ -538,10 +530,6 @@ class _Generator(Chooser):
         return Call(Op("zeros_like"), [self.expr(ty, scope, depth)])
 
     # gradients -------------------------------------------------------------------------------
-    def differentiable(self, ty: Type) -> bool:
-        """Whether ``ty`` may be a parameter of a function given to Grad (tensors, tuples of them)."""
-        return _is_first_order(ty)
-
     def grad_call(self, ret: Type, param: Type | None, scope: _Scope, depth: int) -> Expr:
         """``Grad(f)(args)`` for an ``f`` returning the floating scalar ``ret``; with ``param``,
         ``f``'s first parameter has that type."""
@@ -549,7 +537,7 @@ class _Generator(Chooser):
         if param is not None:
             params.insert(0, param)
         # Grad differentiates code it can see: of the outer variables, f uses tensors only
-        visible = _Scope(tuple((v, t) for v, t in scope.vars if _is_first_order(t)), scope.dims)
+        visible = _Scope(tuple((v, t) for v, t in scope.vars if is_first_order(t)), scope.dims)
         fn = self.expr(FuncType(params, ret), visible, depth)
         return Call(Grad(fn), [self.expr(t, scope, depth) for t in params])
 
