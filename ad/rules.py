@@ -93,6 +93,11 @@ def _cast(s: Site) -> list[Expr | None]:
     return [op("cast", s.g, dtype=source) if source.numpy_kind == "f" else None]
 
 
+def _cast_like(s: Site) -> list[Expr | None]:
+    """Like cast's; ``like`` gives only a dtype, so it has no gradient."""
+    return [_cast(s)[0], None] if s.types[0].dtype.numpy_kind != "f" else [op("cast_like", s.g, s.args[0]), None]
+
+
 def _summed(s: Site, *parts: Expr) -> list[Expr | None]:
     """Each part summed down to its argument's shape (undoing broadcasting)."""
     return [op("sum_to", part, arg) for part, arg in zip(parts, s.args)]
@@ -342,6 +347,7 @@ GRADIENT_OPS: dict[str, Rule] = {
 RULES: dict[str, Rule] = {
     **UNARY,
     "cast": _cast,
+    "cast_like": _cast_like,
     **BINARY,
     "where": _where,
     "sum": _sum,

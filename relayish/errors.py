@@ -82,3 +82,8 @@ class RelayRuntimeError(RelayError):
 
 class StepLimitError(RelayRuntimeError):
     """A run stopped after the ``max_calls`` it was allowed (``relayish.evaluate``)."""
+
+
+class FrontendError(RelayError):
+    """Python code that ``@relay`` cannot translate: says what is not supported, where
+    (the Python file, line and column) and what to write instead."""

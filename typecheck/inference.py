@@ -54,6 +54,8 @@ class FunctionChecker:
         self.env: dict[int, Type] = {}  # id(var) -> type
         self.scope: set[TypeVar] = set()
         self.relations: list[tuple[Call, Any, list[Type], Hole]] = []
+        self.projections: list[tuple[Proj, Type, Hole]] = []  # waiting for their tuple's type
+        self.grads: list[tuple[Grad, Type]] = []  # Grad result types still to check
         self.keep_alive: list[Expr] = []
 
     # errors ---------------------------------------------------------------------------
@@ -94,10 +96,17 @@ class FunctionChecker:
             waiting, self.relations = self.relations, []
             for entry in waiting:
                 progress |= self.run_relation(*entry)
+            progress |= self.run_projections()
+            progress |= self.check_grads(final=False)
         if self.relations:
             call = self.relations[0][0]
             args = ", ".join(str(self.solver.resolve(t)) for t in self.relations[0][2])
             raise self.fail(call, f"cannot infer the types of the arguments of @{call.callee.name} ({args}): annotate the parameters they come from")
+        self.check_grads(final=True)
+        if self.projections:
+            e, ty, _ = self.projections[0]
+            raise self.fail(e, f"projection [{e.index}]: cannot infer the type of the tuple ({self.solver.resolve(ty)}): "
+                               "annotate the parameter it comes from")
         if self.solver.pending_dims:
             a, b, where = self.solver.pending_dims[0]
             raise RelayTypeError(f"cannot show that {where} is equal: {a} vs {b}")
@@ -183,12 +192,31 @@ class FunctionChecker:
         raise self.fail(e, f"{type(e).__name__} cannot appear here")
 
     def proj(self, e: Proj) -> Iterator[Any]:
-        ty = self.solver.shallow((yield self.infer(e.tuple_value)))
+        ty = yield self.infer(e.tuple_value)
+        if isinstance(self.solver.shallow(ty), Hole):  # not known yet (an unannotated parameter):
+            result = Hole.fresh()  # decided once the tuple's type is, like a relation
+            self.projections.append((e, ty, result))
+            return result
+        return self.project(e, ty)
+
+    def project(self, e: Proj, ty: Type) -> Type:
+        ty = self.solver.shallow(ty)
         if not isinstance(ty, TupleType):
             raise self.fail(e, f"projection [{e.index}]: expected a tuple, found {self.solver.resolve(ty)}")
         if e.index >= len(ty.fields):
             raise self.fail(e, f"projection [{e.index}]: the tuple has {len(ty.fields)} fields {self.solver.resolve(ty)}")
         return ty.fields[e.index]
+
+    def run_projections(self) -> bool:
+        waiting, self.projections = self.projections, []
+        progress = False
+        for e, ty, result in waiting:
+            if isinstance(self.solver.shallow(ty), Hole):
+                self.projections.append((e, ty, result))
+            else:
+                self.unify(e, f"projection [{e.index}]", result, self.project(e, ty))
+                progress = True
+        return progress
 
     def let_chain(self, e: Let) -> Iterator[Any]:
         while isinstance(e, Let):  # one frame for a whole chain
@@ -274,11 +302,20 @@ class FunctionChecker:
             raise self.fail(e, f"Grad needs a function of one concrete type, not the polymorphic {ty}: call it through a monomorphic wrapper")
         if not isinstance(ty, FuncType):
             raise self.fail(e, f"Grad: expected a function, found {ty}")
-        ret = ty.ret
-        floating_scalar = isinstance(ret, TensorType) and isinstance(ret.dtype, FloatType) and ret.shape == Shape()
-        if not floating_scalar:
-            raise self.fail(e, f"Grad: the function must return a floating-point scalar, but it returns {ret}")
-        return FuncType(ty.params, TupleType([ret, TupleType(ty.params)]))
+        self.grads.append((e, ty.ret))  # checked once known (a lambda's result may not be yet)
+        return FuncType(ty.params, TupleType([ty.ret, TupleType(ty.params)]))
+
+    def check_grads(self, final: bool) -> bool:
+        """The function of each Grad returns a floating-point scalar (when its type is known)."""
+        waiting, self.grads = self.grads, []
+        for e, ret in waiting:
+            ret = self.solver.resolve(ret)
+            if self.solver.holes_in(ret) and not final:
+                self.grads.append((e, ret))
+                continue
+            if not (isinstance(ret, TensorType) and isinstance(ret.dtype, FloatType) and ret.shape == Shape()):
+                raise self.fail(e, f"Grad: the function must return a floating-point scalar, but it returns {ret}")
+        return len(self.grads) < len(waiting)
 
     def check_zeroable(self, e: Zero) -> None:
         stack = [e.type]

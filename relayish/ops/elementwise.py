@@ -78,6 +78,10 @@ def _cast(x: np.ndarray, dtype: BaseType) -> np.ndarray:
     return x.astype(dtype.to_numpy())
 
 
+def _cast_like(x: np.ndarray, like: np.ndarray) -> np.ndarray:
+    return x.astype(like.dtype)
+
+
 _unary("neg", np.negative, "-x")
 _unary("sq", lambda x: x * x, "x * x")
 _unary("exp", np.exp, "e to the power x", kinds=FLOAT)
@@ -96,4 +100,12 @@ _unary(
     "x converted to dtype as NumPy's astype does (float to int truncates toward zero)",
     kinds=None,
     attrs=(AttrSpec("dtype", "dtype"),),
+)
+define(
+    "cast_like",
+    _cast_like,
+    "x converted to like's dtype as cast converts; like supplies only the dtype (any shape)",
+    pattern=Pattern.OPAQUE,
+    num_args=2,
+    kinds=None,
 )

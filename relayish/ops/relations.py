@@ -181,6 +181,11 @@ def cast(args: list[Type], attrs: dict[str, Any]) -> Type:
     return TensorType(attrs["dtype"], x.shape)
 
 
+def cast_like(args: list[Type], attrs: dict[str, Any]) -> Type:
+    x, like = tensors(args)
+    return TensorType(like.dtype, x.shape)
+
+
 def broadcasting(kinds: str | None, result: BaseType | None = None) -> Relation:
     """Arguments of one dtype of ``kinds``; the broadcast shape, of ``result`` or that dtype."""
 
@@ -640,6 +645,7 @@ TYPE_RELATIONS: dict[str, Relation] = {
     **{name: unary(FLOAT) for name in ("exp", "log", "sqrt", "tanh", "sigmoid", "sin", "cos")},
     "logical_not": unary(BOOL),
     "cast": cast,
+    "cast_like": cast_like,
     "zeros_like": unary(None),
     "ones_like": unary(None),
     **{name: broadcasting(NUMBER) for name in ("add", "sub", "mul", "div", "pow", "maximum", "minimum")},

@@ -195,6 +195,11 @@ def cast(draw: Draws, out: TensorType) -> Plan | None:
     return Plan((Arg(TensorType(source, out.shape)),), {"dtype": out.dtype})
 
 
+def cast_like(draw: Draws, out: TensorType) -> Plan | None:
+    like = tensor(out.dtype, [draw.dim() for _ in range(draw.integer(0, 2))])
+    return Plan((Arg(TensorType(draw.dtype(None), out.shape)), Arg(like)))
+
+
 def binary(kinds: str | None, guard: str | None = None) -> Rule:
     """Two arguments of the result's dtype whose shapes broadcast to the result's."""
 
@@ -735,6 +740,7 @@ RULES: dict[str, tuple[Rule, Hint]] = {
     **{name: (unary(FLOAT), Hint(FLOAT)) for name in ("exp", "log", "sqrt", "tanh", "sigmoid", "sin", "cos")},
     "logical_not": (unary(BOOL), Hint(BOOL)),
     "cast": (cast, _ELEMWISE),
+    "cast_like": (cast_like, _ELEMWISE),
     "zeros_like": (unary(None), _ELEMWISE),
     "ones_like": (unary(None), _ELEMWISE),
     **{name: (binary(NUMBER), Hint(NUMBER)) for name in ("add", "sub", "mul", "maximum", "minimum")},

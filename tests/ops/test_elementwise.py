@@ -62,6 +62,17 @@ def test_cast(data: st.DataObject) -> None:
     assert_close(result, np.array(expected, dtype=target).reshape(x.shape), target)
 
 
+@given(data=st.data())
+def test_cast_like_converts_to_the_dtype_of_like_whatever_its_shape(data: st.DataObject) -> None:
+    source = np.dtype(data.draw(st.sampled_from(CASTS), label="from"))
+    target = np.dtype(data.draw(st.sampled_from(CASTS), label="to"))
+    x = data.draw(arrays(source, shapes(), 0, 100), label="x")
+    like = np.zeros(data.draw(shapes(), label="like shape"), dtype=target)
+    result = get_op("cast_like")(x, like)
+    expected = [target.type(int(v) if target.kind in "iu" else v) for v in x.flat]
+    assert_close(result, np.array(expected, dtype=target).reshape(x.shape), target)
+
+
 def test_cast_accepts_a_numpy_dtype_name() -> None:
     assert_close(get_op("cast")(np.array([1.7, -2.7]), dtype="int32"), np.array([1, -2]), np.int32)
 

@@ -142,6 +142,8 @@ WELL_TYPED: list[tuple[str, tuple[Type, ...], dict[str, Any], Type]] = [
     ("max_pool2d", (T(I32, 1, 1, 5, 5),), {"pool_size": 3, "strides": 1, "padding": 1}, T(I32, 1, 1, 5, 5)),
     # (h - 2) // 2 + 1 is h // 2
     ("avg_pool2d", (T(F32, n, 20, h, h),), {"pool_size": 2}, T(F32, n, 20, h // 2, h // 2)),
+    ("cast_like", (T(F64), T(F32, n, 10)), {}, T(F32)),  # like gives the dtype, x the shape
+    ("cast_like", (T(I32, n, 2), T(F64)), {}, T(F64, n, 2)),
     ("softmax", (T(F32, n, 10),), {}, T(F32, n, 10)),
     ("log_softmax", (T(F64, n, 10),), {"axis": 0}, T(F64, n, 10)),
     ("softmax_cross_entropy", (T(F32, n, 10), T(F32, n, 10)), {"axis": 1}, T(F32)),
@@ -193,6 +195,8 @@ ILL_TYPED: list[tuple[str, tuple[Type, ...], dict[str, Any], str]] = [
     ("logical_not", (T(F32, 2),), {}, "argument 1 must have a boolean dtype, not FloatType(32)"),
     ("cast", (FuncType([X], X),), {"dtype": I32},
      "argument 1 must be a tensor, not (Tensor(FloatType(32), Shape(2, 3))) -> Tensor(FloatType(32), Shape(2, 3))"),
+    ("cast_like", (X, FuncType([X], X)), {},
+     "argument 2 must be a tensor, not (Tensor(FloatType(32), Shape(2, 3))) -> Tensor(FloatType(32), Shape(2, 3))"),
     ("zeros_like", (RefType(X),), {}, "argument 1 must be a tensor, not RefType(Tensor(FloatType(32), Shape(2, 3)))"),
     ("ones_like", (TypeVar("T"),), {}, "argument 1 must be a tensor, not T"),
     # broadcasting

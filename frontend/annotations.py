@@ -1,0 +1,109 @@
+"""Python annotations for @relay parameters: dtypes, ``Tensor[dtype, shape]``, ``Dim``.
+
+``Float`` alone is a float32 scalar; ``Tensor[Float, (N, 784)]`` a tensor whose first
+dimension is the dimension variable ``N = Dim("N")``; ``tuple[...]`` a tuple and
+``Callable[[...], R]`` a function. Outside ``@relay`` the dtype markers convert values
+(``Float64(0.5)`` is a float64 0-d array), so an undecorated function runs in NumPy.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import typing
+from typing import Any
+
+import attrs
+import numpy as np
+
+from relayish.types import (
+    BaseType, BoolType, FloatType, FuncType, IntType, Kind, Shape, TensorType, TupleType, Type,
+    TypeVar, UIntType,
+)  # fmt: skip
+
+
+@attrs.frozen
+class DType:
+    """A dtype marker (``Float``, ``Int64``, ...): a scalar annotation, an attribute value
+    (``relay.cast(x, dtype=Float64)``) and, called, a conversion (``Float64(x)``)."""
+
+    name: str
+    base: BaseType
+
+    def __call__(self, value: Any) -> np.ndarray:
+        return np.asarray(value, dtype=self.base.to_numpy())
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+Float16 = DType("Float16", FloatType(16))
+Float32 = DType("Float32", FloatType(32))
+Float64 = DType("Float64", FloatType(64))
+Float = DType("Float", FloatType(32))
+Int8 = DType("Int8", IntType(8))
+Int16 = DType("Int16", IntType(16))
+Int32 = DType("Int32", IntType(32))
+Int64 = DType("Int64", IntType(64))
+Int = DType("Int", IntType(32))
+UInt8 = DType("UInt8", UIntType(8))
+Bool = DType("Bool", BoolType())
+
+DTYPES = (Float, Float16, Float32, Float64, Int, Int8, Int16, Int32, Int64, UInt8, Bool)
+
+
+@attrs.frozen
+class Dim:
+    """A dimension variable for annotations: ``N = Dim("N")``; ``Tensor[Float, (N, 10)]``.
+    Within one function every ``Dim`` of one name is the same dimension."""
+
+    name: str
+
+
+@attrs.frozen
+class TensorSpec:
+    dtype: DType
+    shape: tuple[int | Dim, ...]
+
+
+class Tensor:
+    """``Tensor[dtype, shape]``: shape is a tuple of ints and ``Dim``s, or one of them."""
+
+    def __class_getitem__(cls, item: Any) -> TensorSpec:
+        if not (isinstance(item, tuple) and len(item) == 2):
+            raise TypeError("write Tensor[dtype, shape], e.g. Tensor[Float, (N, 784)]")
+        dtype, shape = item
+        if not isinstance(dtype, DType):
+            raise TypeError(f"Tensor[dtype, shape]: the dtype must be Float, Int, ... not {dtype!r}")
+        shape = shape if isinstance(shape, tuple) else (shape,)
+        for d in shape:
+            if not (isinstance(d, Dim) or (isinstance(d, int) and not isinstance(d, bool) and d >= 0)):
+                raise TypeError(f"Tensor[dtype, shape]: each dimension must be an int >= 0 or a Dim, not {d!r}")
+        return TensorSpec(dtype, shape)
+
+
+class AnnotationError(Exception):
+    """An annotation that is not a relayish type (the caller adds the source position)."""
+
+
+def to_type(annotation: Any, dims: dict[str, TypeVar]) -> Type:
+    """The relayish type an annotation denotes; ``dims`` maps Dim names to the function's
+    dimension variables (new names are added)."""
+    if isinstance(annotation, DType):
+        return TensorType(annotation.base, Shape())
+    if isinstance(annotation, TensorSpec):
+        shape = [d if isinstance(d, int) else dims.setdefault(d.name, TypeVar(d.name, Kind.DIM)) for d in annotation.shape]
+        return TensorType(annotation.dtype.base, Shape(*shape))
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            raise AnnotationError("tuple[T, ...] has no fixed length: list the field types, tuple[A, B]")
+        return TupleType([to_type(a, dims) for a in args])
+    if origin is collections.abc.Callable:
+        params, ret = args
+        if params is Ellipsis:
+            raise AnnotationError("Callable[..., R]: list the parameter types, Callable[[A, B], R]")
+        return FuncType([to_type(p, dims) for p in params], to_type(ret, dims))
+    raise AnnotationError(
+        f"{annotation!r} is not a relayish type: write a dtype (Float, Float64, Int32, Bool, ...), "
+        "Tensor[Float, (N, 784)], tuple[A, B] or Callable[[A, B], R]")

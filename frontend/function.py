@@ -1,0 +1,251 @@
+"""Decorated functions: lazy translation into one module per root, typed IR, calls, gradients.
+
+Translation happens at the first use (a call, ``.ir``), not at decoration, so functions may
+call functions defined after them, and recursion and mutual recursion need nothing
+special. A function that calls a model (directly or through other functions) takes the
+model's hidden parameters as extra trailing parameters and passes them on.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextvars
+from typing import Any
+
+import numpy as np
+
+from relayish.errors import FrontendError
+from relayish.module import Module
+from relayish.types import BaseType, TensorType, Type, TypeVar
+
+from .annotations import AnnotationError, to_type
+from .source import MISSING, Source
+from .translate import Callee, ModelContext, Translator, hint_of_type
+
+PYTHON_MODE = contextvars.ContextVar("relayish_python_mode", default=False)
+
+
+class Decorated:
+    """What ``@relay`` and ``@relay_model`` return: a Python function with its translation."""
+
+    def __init__(self, fn: Any):
+        if not callable(fn) or not hasattr(fn, "__code__"):
+            raise TypeError(f"@relay decorates a Python function, not {fn!r}")
+        self.python_function = fn
+        self.__name__ = fn.__name__
+        self.__qualname__ = fn.__qualname__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        self._source: Source | None = None
+        self._module: tuple[Module, dict[int, str]] | None = None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.__qualname__}>"
+
+    @property
+    def source(self) -> Source:
+        if self._source is None:
+            self._source = Source(self.python_function)
+        return self._source
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(a.arg for a in self.source.node.args.args)
+
+    def signature_types(self) -> tuple[list[Type | None], Type | None]:
+        """Parameter and result types from the annotations (None where one is missing or
+        wrong: translating the function itself reports that)."""
+        annotations = self.python_function.__annotations__
+        dims: dict[str, TypeVar] = {}
+        node = self.source.node
+
+        def convert(key: str, annotation: ast.expr | None) -> Type | None:
+            if annotation is None:
+                return None
+            try:
+                return to_type(self.source.annotation(annotation, annotations.get(key, MISSING)), dims)
+            except (AnnotationError, TypeError, FrontendError):
+                return None
+        return [convert(a.arg, a.annotation) for a in node.args.args], convert("return", node.returns)
+
+    def references(self) -> list[Decorated]:
+        """The decorated functions this one names (outside its own local variables)."""
+        node = self.source.node
+        local = {a.arg for a in node.args.args}
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                local.add(sub.id)
+            elif isinstance(sub, (ast.FunctionDef, ast.Lambda)) and sub is not node:
+                local |= {a.arg for a in sub.args.args}
+                if isinstance(sub, ast.FunctionDef):
+                    local.add(sub.name)
+        found: list[Decorated] = []
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id not in local:
+                value = self.source.lookup(sub.id)
+                if isinstance(value, Decorated) and value not in found:
+                    found.append(value)
+        return found
+
+    def reachable(self) -> list[Decorated]:
+        """This function and every decorated function it reaches, in discovery order."""
+        seen, order = {id(self)}, [self]
+        for fn in order:  # the list grows while we walk it
+            for ref in fn.references():
+                if id(ref) not in seen:
+                    seen.add(id(ref))
+                    order.append(ref)
+        return order
+
+    def model_definition(self) -> Any:
+        """The @relay_model this function's parameters come from, or None."""
+        from .model import RelayModel
+
+        models = [fn for fn in self.reachable() if isinstance(fn, RelayModel)]
+        if len(models) > 1:
+            names = ", ".join(m.__name__ for m in models)
+            raise FrontendError(f"{self.__name__} reaches several models ({names}); one function can use one model",
+                                self.source.span(self.source.node))
+        return models[0] if models else None
+
+    # translation --------------------------------------------------------------------------
+    def module(self) -> tuple[Module, dict[int, str]]:
+        """The untyped module of this function and everything it reaches, and the global
+        name of each decorated function in it (by id)."""
+        if self._module is None:
+            self._module = build_module(self)
+        return self._module
+
+    @property
+    def global_name(self) -> str:
+        return self.module()[1][id(self)]
+
+    @property
+    def ir(self) -> Module:
+        """The typed module: this function and every function it calls."""
+        from typecheck import infer
+
+        return infer(self.module()[0])
+
+    def astext(self) -> str:
+        from relayish.printer import astext
+
+        return astext(self.ir)
+
+
+class RelayFunction(Decorated):
+    """A ``@relay`` function: call it with NumPy arrays; ``.ir`` is its typed module."""
+
+    def __init__(self, fn: Any, backend: str = "interp"):
+        super().__init__(fn)
+        if backend != "interp":
+            raise ValueError(f"unknown backend {backend!r}: the evaluator ('interp') is the backend until the JIT lands")
+        self.backend = backend
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if PYTHON_MODE.get():
+            return self.python_function(*args, **kwargs)
+        if self.model_definition() is not None:
+            raise FrontendError(f"{self.__name__} uses the parameters of the model {self.model_definition().__name__}: "
+                                "create one with relay.create_model and use relay.grad(model, fn, args), or call "
+                                "relay.export_model(model)")
+        module, names = self.module()
+        return run(module, names[id(self)], self, self.positional(args, kwargs))
+
+    def positional(self, args: tuple, kwargs: dict) -> tuple:
+        """Keyword arguments in parameter order, as Python would bind them."""
+        if not kwargs:
+            return args
+        bound = list(args) + [MISSING] * (len(self.param_names) - len(args))
+        for name, value in kwargs.items():
+            if name not in self.param_names:
+                raise TypeError(f"{self.__name__}() got an unexpected keyword argument {name!r}")
+            index = self.param_names.index(name)
+            if index < len(bound) and bound[index] is not MISSING:
+                raise TypeError(f"{self.__name__}() got multiple values for argument {name!r}")
+            bound[index] = value
+        missing = [n for n, v in zip(self.param_names, bound) if v is MISSING]
+        if missing:
+            raise TypeError(f"{self.__name__}() missing arguments: {', '.join(missing)}")
+        return tuple(bound)
+
+    def python(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the undecorated Python, with ``relay.*`` as NumPy and every @relay function it
+        calls undecorated too: the oracle the frontend is tested against."""
+        token = PYTHON_MODE.set(True)
+        try:
+            return self.python_function(*args, **kwargs)
+        finally:
+            PYTHON_MODE.reset(token)
+
+
+def run(module: Module, name: str, fn: Decorated, args: tuple, extra: tuple = ()) -> Any:
+    """Evaluate ``@name``; Python numbers and lists become arrays of the parameter's dtype."""
+    from interp import evaluate
+
+    params = module[name].params
+    if len(args) != len(params) - len(extra):
+        raise TypeError(f"{fn.__name__}() takes {len(params) - len(extra)} arguments ({', '.join(fn.param_names)}), "
+                        f"given {len(args)}")
+    return evaluate(module, name, *[convert_argument(a, p.type_annotation) for a, p in zip(args, params)], *extra)
+
+
+def convert_argument(value: Any, ty: Type | None) -> Any:
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, np.generic):
+        return np.asarray(value)
+    if isinstance(ty, TensorType) and isinstance(ty.dtype, BaseType) and isinstance(value, (bool, int, float, list)):
+        return np.asarray(value, dtype=ty.dtype.to_numpy())
+    return value
+
+
+def unique_name(name: str, taken: set[str]) -> str:
+    if name not in taken:
+        return name
+    k = 2
+    while f"{name}_{k}" in taken:
+        k += 1
+    return f"{name}_{k}"
+
+
+def build_module(root: Decorated, override: dict[int, ModelContext] | None = None,
+                 translators: dict[int, Translator] | None = None) -> tuple[Module, dict[int, str]]:
+    """Translate ``root`` and every decorated function it reaches into one module.
+    ``override`` gives some functions another model context (the model's shape probes);
+    ``translators`` receives each function's translator (what the probes found)."""
+    order = root.reachable()
+    names: dict[int, str] = {}
+    for fn in order:
+        names[id(fn)] = unique_name(fn.__name__, set(names.values()))
+    model = root.model_definition()
+    hidden = model.hidden_params() if model is not None and not (override and id(model) in override) else ()
+    functions = {}
+    for fn in order:
+        ctx = (override or {}).get(id(fn))
+        if ctx is None:
+            depends = model is not None and fn.model_definition() is model
+            layers = model.layer_specs() if fn is model else None
+            ctx = ModelContext(hidden=hidden if depends else (), layers=layers)
+        translator = translator_for(fn, ctx, names, model)
+        functions[names[id(fn)]] = translator.function()
+        if translators is not None:
+            translators[id(fn)] = translator
+    return Module(functions), names
+
+
+def translator_for(fn: Decorated, ctx: ModelContext, names: dict[int, str], model: Any) -> Translator:
+    from .model import RelayModel
+    from .namespace import relay
+
+    def link(value: Any) -> Callee | None:
+        if not isinstance(value, Decorated):
+            return None
+        if isinstance(value, RelayModel) and isinstance(fn, RelayModel):
+            raise FrontendError(f"the model {fn.__name__} calls the model {value.__name__}: models cannot call models; "
+                                "write the layers in one @relay_model function", fn.source.span(fn.source.node))
+        params, ret = value.signature_types()
+        return Callee(names[id(value)], value.param_names, tuple(hint_of_type(t) for t in params), hint_of_type(ret),
+                      threads_params=model is not None and value.model_definition() is model)
+
+    return Translator(fn.source, link, relay, ctx, fn.python_function.__annotations__)

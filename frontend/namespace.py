@@ -1,0 +1,128 @@
+"""``relay``: the decorator and the operator namespace in one object, as in the paper.
+
+Inside a decorated function, ``relay.tanh(x)`` is translated to the operator call. Outside
+(undecorated code, ``f.python(...)``), ``relay.tanh`` is the operator's NumPy semantics, so
+the same Python source runs both ways.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from relayish.errors import FrontendError
+
+from .annotations import DType
+from .function import Decorated, RelayFunction
+from .model import (
+    Model, RelayModel, create_model, export_model, load_model, model_grad, update_model_params,
+)  # fmt: skip
+from .translate import ALIASES, LAYERS, Translator
+
+
+class GradFunction:
+    """``relay.grad(f)``: called like ``f``, returns ``(value, (gradient per argument...))``."""
+
+    def __init__(self, fn: RelayFunction):
+        self.fn = fn
+        self._module: Any = None
+
+    def module(self) -> tuple[Any, str]:
+        if self._module is None:
+            from ad import grad
+
+            module, names = self.fn.module()
+            name = names[id(self.fn)]
+            self._module = (grad(module, name), f"{name}_grad")
+        return self._module
+
+    @property
+    def ir(self) -> Any:
+        from typecheck import infer
+
+        return infer(self.module()[0])
+
+    def __call__(self, *args: Any) -> Any:
+        from .function import run
+
+        module, name = self.module()
+        return run(module, name, self.fn, args)
+
+
+class RelayNamespace:
+    """``@relay`` / ``@relay(backend=...)`` decorates; ``relay.<op>`` is an operator."""
+
+    Model = Model
+
+    def __call__(self, fn: Callable | None = None, *, backend: str = "interp") -> Any:
+        if fn is None:
+            return lambda f: RelayFunction(f, backend)
+        return RelayFunction(fn, backend)
+
+    def __getattr__(self, name: str) -> Any:
+        from relayish.ops.registry import lookup_op
+
+        if name in LAYERS:
+            return _layer_or_op(name)
+        op = lookup_op(ALIASES.get(name, name))
+        if op is None:
+            raise AttributeError(f"relay has no operator {name} (see docs/operators.md)")
+        pool = name in ("max_pool", "avg_pool")
+
+        def numpy_semantics(*args: Any, **attrs: Any) -> Any:
+            attrs = {k: v.base if isinstance(v, DType) else v for k, v in attrs.items()}
+            return op(*args, **(_python_pool_attrs(attrs) if pool else attrs))
+        numpy_semantics.__name__ = name
+        numpy_semantics.__doc__ = op.doc
+        return numpy_semantics
+
+    def __repr__(self) -> str:
+        return "<relay: the @relay decorator and the relayish operators>"
+
+    @staticmethod
+    def grad(fn: Any, loss: Any = None, args: Any = None) -> Any:
+        """``relay.grad(f)``: a function giving ``(value, (gradient per argument...))``;
+        ``relay.grad(model, loss, args)``: the loss and the gradient of every parameter."""
+        if isinstance(fn, Model):
+            if loss is None or args is None:
+                raise TypeError("relay.grad(model, loss, args) needs the loss function and its arguments (a tuple)")
+            return model_grad(fn, loss, args)
+        if loss is not None or args is not None:
+            raise TypeError("relay.grad(f) takes one @relay function; relay.grad(model, loss, args) takes a model")
+        if not isinstance(fn, RelayFunction):
+            raise TypeError(f"relay.grad takes a @relay function, not {fn!r}")
+        return GradFunction(fn)
+
+    create_model = staticmethod(create_model)
+    update_model_params = staticmethod(update_model_params)
+    export_model = staticmethod(export_model)
+    load_model = staticmethod(load_model)
+
+
+def _python_pool_attrs(attrs: dict) -> dict:
+    """The paper's pooling keywords as the operator's, for undecorated code."""
+    attrs = dict(attrs)
+    if "ksize" in attrs:
+        attrs["pool_size"] = attrs.pop("ksize")
+    return {k: Translator.window(v) if k in ("pool_size", "strides") else v for k, v in attrs.items()}
+
+
+def _layer_or_op(name: str) -> Callable:
+    from relayish.ops.registry import lookup_op
+
+    def call(*args: Any, **attrs: Any) -> Any:
+        if LAYERS[name] in attrs or name == "linear":
+            raise FrontendError(f"relay.{name}(x, {LAYERS[name]}=...) is a layer: its parameters exist only in a model "
+                                "(relay.create_model); run the model with relay.export_model(model)")
+        return lookup_op(name)(*args, **attrs)
+    return call
+
+
+relay = RelayNamespace()
+
+
+def relay_model(fn: Callable) -> RelayModel:
+    """Declare a model: its layer calls own hidden parameters (see ``frontend.model``)."""
+    return RelayModel(fn)
+
+
+__all__ = ["Decorated", "GradFunction", "RelayNamespace", "relay", "relay_model"]

@@ -1,0 +1,1 @@
+"""Runnable examples of the relayish Python frontend."""
