@@ -5,7 +5,7 @@ byte early in it re-reads everything after it as a different program: the shrink
 few of its tries. ``minimize`` instead shrinks the program itself, greedily: it drops the
 globals the entry does not reach and the entry's declared result type, and replaces any sub-expression by one of its own
 children (an ``if`` by a branch, a ``let`` by its body, a call by an argument, ...) or
-inlines a ``let`` or a call of a function literal, keeping
+inlines a ``let``, a call of a function literal or the one call of a global, keeping
 a change when the result still type-checks and still fails. Outer nodes are tried first,
 so big pieces go first. What is left is a program in which no such replacement keeps the
 failure: usually a few lines.
@@ -68,20 +68,35 @@ def _inlined(node: Expr) -> Expr | None:
     return None
 
 
-def _replacements(node: Expr) -> Iterator[Expr]:
+def _replacements(node: Expr, inlinable_globals: dict[str, Function]) -> Iterator[Expr]:
     inlined = _inlined(node)
     if inlined is not None:
         yield inlined
+    if isinstance(node, Call) and isinstance(node.callee, GlobalVar) and node.callee.name in inlinable_globals:
+        yield Call(inlinable_globals[node.callee.name], node.args, span=node.span)  # then inlined as a literal
     yield from node.children()
     for child in node.children():  # through a wrapper: (a, b)[0], !Ref(a), f(a)(b), ...
         yield from child.children()
 
 
-def _candidates(fn: Function) -> Iterator[Function]:
+def _single_use_globals(module: Module) -> dict[str, Function]:
+    """Globals called from exactly one place, not recursive and not polymorphic: a call of
+    one can become a call of its function literal (its binders then still appear once)."""
+    uses: dict[str, int] = {}
+    for fn in module.functions.values():
+        for node in _uses(fn.body):
+            if isinstance(node, GlobalVar):
+                uses[node.name] = uses.get(node.name, 0) + 1
+    return {name: fn for name, fn in module.functions.items()
+            if uses.get(name) == 1 and not fn.type_params and name not in globals_reached(module, fn)}
+
+
+def _candidates(fn: Function, module: Module) -> Iterator[Function]:
     """``fn`` with one sub-expression inlined or replaced by a child or grandchild, outermost first."""
+    inlinable_globals = _single_use_globals(module)
     nodes = list(post_order(fn.body))[::-1]  # parents before their children
     for node in nodes:
-        for replacement in _replacements(node):
+        for replacement in _replacements(node, inlinable_globals):
             if isinstance(replacement, Op):
                 continue  # an operator is not a value
             try:
@@ -125,7 +140,7 @@ def minimize(
     while improved:
         improved = False
         for name in list(best.functions):
-            for fn in _candidates(best[name]):
+            for fn in _candidates(best[name], best):
                 if tries >= max_tries or time.monotonic() > deadline:
                     return best
                 candidate = best.with_function(name, fn)
