@@ -23,14 +23,20 @@ from .source import MISSING, Source
 from .translate import Callee, ModelContext, Translator, hint_of_type
 
 PYTHON_MODE = contextvars.ContextVar("relayish_python_mode", default=False)
+BACKENDS = ("jit", "interp")  # relayish.compile, relayish.evaluate
+DEFAULT_BACKEND = "interp"
 
 
 class Decorated:
     """What ``@relay`` and ``@relay_model`` return: a Python function with its translation."""
 
-    def __init__(self, fn: Any):
+    def __init__(self, fn: Any, backend: str = DEFAULT_BACKEND):
         if not callable(fn) or not hasattr(fn, "__code__"):
             raise TypeError(f"@relay decorates a Python function, not {fn!r}")
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown backend {backend!r} (backends: {', '.join(BACKENDS)})")
+        self.backend = backend
+        self._compiled: dict[tuple[int, str], tuple[Module, Any]] = {}
         self.python_function = fn
         self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__
@@ -116,6 +122,15 @@ class Decorated:
             self._module = build_module(self)
         return self._module
 
+    def compiled(self, module: Module, name: str) -> Any:
+        """``@name`` of ``module`` compiled by the JIT, once per module."""
+        from jit import compile as jit_compile
+
+        key = (id(module), name)
+        if key not in self._compiled:
+            self._compiled[key] = (module, jit_compile(module, name))  # the module kept alive: ids stay unique
+        return self._compiled[key][1]
+
     @property
     def global_name(self) -> str:
         return self.module()[1][id(self)]
@@ -136,11 +151,8 @@ class Decorated:
 class RelayFunction(Decorated):
     """A ``@relay`` function: call it with NumPy arrays; ``.ir`` is its typed module."""
 
-    def __init__(self, fn: Any, backend: str = "interp"):
-        super().__init__(fn)
-        if backend != "interp":
-            raise ValueError(f"unknown backend {backend!r}: the evaluator ('interp') is the backend until the JIT lands")
-        self.backend = backend
+    def __init__(self, fn: Any, backend: str = DEFAULT_BACKEND):
+        super().__init__(fn, backend)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if PYTHON_MODE.get():
@@ -180,14 +192,18 @@ class RelayFunction(Decorated):
 
 
 def run(module: Module, name: str, fn: Decorated, args: tuple, extra: tuple = ()) -> Any:
-    """Evaluate ``@name``; Python numbers and lists become arrays of the parameter's dtype."""
+    """Run ``@name`` on ``fn``'s backend; Python numbers and lists become arrays of the
+    parameter's dtype."""
     from interp import evaluate
 
     params = module[name].params
     if len(args) != len(params) - len(extra):
         raise TypeError(f"{fn.__name__}() takes {len(params) - len(extra)} arguments ({', '.join(fn.param_names)}), "
                         f"given {len(args)}")
-    return evaluate(module, name, *[convert_argument(a, p.type_annotation) for a, p in zip(args, params)], *extra)
+    values = [convert_argument(a, p.type_annotation) for a, p in zip(args, params)] + list(extra)
+    if fn.backend == "jit":
+        return fn.compiled(module, name)(*values)
+    return evaluate(module, name, *values)
 
 
 def convert_argument(value: Any, ty: Type | None) -> Any:

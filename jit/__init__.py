@@ -1,4 +1,11 @@
-"""Optimization passes, lowering and Numba kernels for the CPU and CUDA (DESIGN.md section 7).
+"""Optimization passes, lowering and Numba kernels (DESIGN.md section 7).
 
-Not yet implemented: the JIT and optimizer issues fill this layer.
+``jit.compile(module, name)`` (re-exported as ``relayish.compile``) returns a callable that
+runs the global as generated Python calling one Numba kernel per operator; see
+``jit/compile.py`` (the program), ``jit/lower.py`` (IR to Python) and ``jit/kernels/``
+(a kernel generator per operator, and the kernel cache).
 """
+
+from .compile import CompiledFunction, compile
+
+__all__ = ["CompiledFunction", "compile"]

@@ -40,6 +40,7 @@ _EXPORTS = {
     "UInt8": ("frontend", "UInt8"),
     "Bool": ("frontend", "Bool"),
     "evaluate": ("interp", "evaluate"),
+    "compile": ("jit", "compile"),
     "vjp": ("ad", "vjp"),
     "Span": ("relayish.errors", "Span"),
     "Module": ("relayish.module", "Module"),

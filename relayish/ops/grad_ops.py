@@ -91,8 +91,9 @@ def _first_maxima(x: np.ndarray, pool_size: Pair, strides: Pair, padding: Pair) 
     in row-major order (a NaN is the maximum; padding never wins), and whether the window
     has any in-image element at all."""
     windows = _windows(x, pool_size, strides, padding, (1, 1), _lowest(x.dtype))
-    values = windows.reshape(windows.shape[:4] + (-1,))
-    inside = _in_image(x.shape, pool_size, strides, padding, bool).reshape(values.shape[2:4] + (-1,))
+    taps = pool_size[0] * pool_size[1]  # not -1: an empty batch has no size to infer it from
+    values = windows.reshape(windows.shape[:4] + (taps,))
+    inside = _in_image(x.shape, pool_size, strides, padding, bool).reshape(values.shape[2:4] + (taps,))
     peak = values.max(axis=-1, keepdims=True)
     hit = inside & ((values == peak) | ((values != values) & (peak != peak)))
     return hit.argmax(axis=-1), hit.any(axis=-1)
@@ -124,7 +125,7 @@ def _max_pool2d_gather(
         raise ValueError(f"{op}: h has shape {h.shape}, but x has shape {x.shape}; they must be equal")
     strides = strides or pool_size
     first, any_inside = _first_maxima(x, pool_size, strides, padding)
-    values = _windows(h, pool_size, strides, padding, (1, 1), 0).reshape(first.shape + (-1,))
+    values = _windows(h, pool_size, strides, padding, (1, 1), 0).reshape(first.shape + (pool_size[0] * pool_size[1],))
     picked = np.take_along_axis(values, first[..., np.newaxis], axis=-1)[..., 0]
     return np.where(any_inside, picked, 0).astype(h.dtype)
 

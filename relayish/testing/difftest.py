@@ -44,8 +44,15 @@ def _after_pass(pass_fn: Callable[[Module], Module], module: Module, name: str, 
     return evaluate(pass_fn(infer(module)), name, *args, max_calls=max_calls)
 
 
+def _jit(module: Module, name: str, *args: Any, max_calls: int | None = None) -> Any:
+    """Compiled code has no step counter: generated programs are bounded by construction."""
+    from jit import compile as jit_compile
+
+    return jit_compile(module, name)(*args)
+
+
 def backend(spec: str) -> Callable[..., Any]:
-    """The backend named ``spec``: ``interp``, ``roundtrip`` or ``pass:MODULE:FUNCTION``.
+    """The backend named ``spec``: ``interp``, ``roundtrip``, ``jit`` or ``pass:MODULE:FUNCTION``.
 
     A backend is ``backend(module, name, *args, max_calls=None) -> value``.
     """
@@ -53,6 +60,8 @@ def backend(spec: str) -> Callable[..., Any]:
         return evaluate
     if spec == "roundtrip":
         return _roundtrip
+    if spec == "jit":
+        return _jit
     if spec.startswith("pass:"):
         module_name, _, function = spec[len("pass:"):].partition(":")
         if not module_name or not function:
@@ -62,7 +71,7 @@ def backend(spec: str) -> Callable[..., Any]:
         except (ImportError, AttributeError) as err:
             raise ValueError(f"cannot load the pass {spec[5:]!r}: {err}") from None
         return functools.partial(_after_pass, pass_fn)
-    raise ValueError(f"unknown backend {spec!r} (backends: interp, roundtrip, pass:MODULE:FUNCTION)")
+    raise ValueError(f"unknown backend {spec!r} (backends: interp, roundtrip, jit, pass:MODULE:FUNCTION)")
 
 
 @attrs.define

@@ -1,5 +1,6 @@
 """The README's example, the docs' module and the shipped examples work as documented."""
 
+import math
 import pathlib
 import subprocess
 import sys
@@ -98,3 +99,11 @@ def test_readme_gradients_example_runs(capsys):
     printed = capsys.readouterr().out
     assert printed.startswith("((array(8.), (array(12.),)), array(12.))")  # x^3, 3x^2 and 6x at 2
     assert "@cube__ad(%bp, %dx)" in printed and "(!%bp)()" in printed
+
+
+def test_readme_jit_example_runs(capsys):
+    code = _fenced((ROOT / "README.md").read_text(), "## Compiling: the JIT", "python")
+    exec(compile(code, "README.md", "exec"), {})
+    printed = capsys.readouterr().out.splitlines()
+    assert abs(float(printed[0]) - 3 * 2 * math.tanh(1.0)) < 1e-6
+    assert printed[1].startswith("def g_f(x):")

@@ -95,9 +95,9 @@ def test_dtype_markers_are_attribute_values_in_numpy_too():
         np.testing.assert_array_equal(result, x.astype(np.float64) * 2)
 
 
-def test_only_the_evaluator_backend_exists_until_the_jit_lands():
-    with pytest.raises(ValueError, match="unknown backend 'jit'"):
-        relay(backend="jit")(lambda x: x)
+def test_backends_are_the_jit_and_the_evaluator():
+    with pytest.raises(ValueError, match=r"unknown backend 'tvm' \(backends: jit, interp\)"):
+        relay(backend="tvm")(lambda x: x)
 
 
 def run_script(tmp_path: pathlib.Path, source: str) -> subprocess.CompletedProcess:

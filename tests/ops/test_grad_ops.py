@@ -634,3 +634,9 @@ def test_concatenate_backward_parts_must_concatenate() -> None:
 def test_pad_backward_rejects_negative_widths() -> None:
     with pytest.raises(ValueError, match="has a negative number"):
         get_op("pad_backward")(np.zeros(3), np.zeros(4), pad_width=(-1, 0))
+
+
+def test_max_pool_gradients_of_an_empty_batch() -> None:
+    x = np.zeros((0, 2, 4, 4), np.float32)
+    assert get_op("max_pool2d_backward")(np.zeros((0, 2, 2, 2), np.float32), x, pool_size=2).shape == (0, 2, 4, 4)
+    assert get_op("max_pool2d_gather")(x, x, pool_size=2).shape == (0, 2, 2, 2)

@@ -1,0 +1,1350 @@
+"""The benchmark workloads W1-W7 of ../shared/WORKLOADS.md, side by side: hand-written NumPy,
+relayish's reference evaluator, relayish's JIT, Numba (W6), and JAX / PyTorch when installed.
+
+Run:  python3 bench/workloads.py [--only W1,W2.vg,W7] [--impl numpy,relayish-jit] [--quick]
+                                  [--json PATH] [--timeout S] [--mem-limit GB] [--jit-cache DIR]
+
+It prints the machine facts, then one Markdown table: a row per workload (W1.fwd, W1.vg,
+W2.vg, W3.vg, W4.vg, W5.gradgrad, W5.hvp, W6.fib, W6.loop, W7.cold, W7.warm, W7.import), a
+column per implementation with the median time per call and, in parentheses, the min (in
+the same unit), then ``jit/best`` (relayish-jit's median over the best median of the
+non-relayish columns: numpy, numba, jax, jax-scan, torch) and relayish-jit's first call
+(``relayish.compile`` plus the first call: type checking, Grad expansion, lowering and
+kernel compilation). A cell ends with ✓ when every output (value and each gradient) is
+within ``err = max|out - ref| / max|ref| <= 1e-4`` of the float64 reference, checked on
+the first call's outputs and on the last timed call's; otherwise it shows FAIL and the
+error. A cell whose implementation raised, crashed or timed out shows ERROR / TIMEOUT and
+the start of the message; the full messages are listed under the table. ``--json PATH``
+writes every measurement (all repeat times, first call, errors per output, messages).
+
+Implementations (columns):
+
+* ``numpy``: NumPy forward and hand-derived backward in float32 (im2col convolutions,
+  backpropagation through time for W4); for W5 the closed forms (a lower bound, not AD);
+  for W6 plain Python recursion and loop over Python floats (float64, marked †).
+* ``relayish-interp``: ``relayish.evaluate(module, name, *args)`` on the programs of
+  ``bench/programs.py``.
+* ``relayish-jit``: ``f = relayish.compile(module, name)`` once, then ``f(*args)``. The kernel
+  cache (``RELAYISH_CACHE_DIR``) is a fresh empty directory per measurement unless
+  ``--jit-cache DIR`` names one, so the first call includes compiling every kernel.
+* ``numba`` (W6 only): a hand-written ``@numba.njit`` recursive fib and loop, float32.
+* ``jax`` / ``jax-scan`` / ``torch``, when importable: ``jax.jit`` of the loss or of
+  ``jax.value_and_grad`` with ``block_until_ready`` (W4: the Python loop unrolled in jit;
+  ``jax-scan``: ``lax.scan``; W5 hvp forward-over-reverse; W6 fib host recursion over 0-d
+  arrays, W6 loop ``lax.fori_loop`` in jit); PyTorch eager, ``torch.no_grad()`` for
+  forward rows, ``torch.autograd.grad`` for gradients (reverse-over-reverse for W5).
+
+Timing protocol (WORKLOADS.md, W1-W6): inputs are converted and marked before timing; the
+first call is timed alone; warm-up runs at least 2 more calls and 0.2 s (cheap functions
+stop after 30 calls and 0.05 s); ``number`` is chosen so that one repeat of ``number``
+back-to-back calls takes at least 50 ms; 9 repeats; time per call = repeat time / number;
+median and min. Each (implementation, workload) cell runs in a fresh process of its own
+(``--worker``), with default thread settings, so no cell's imports, threads or compiled
+kernels affect another's; a process past ``--timeout`` seconds or ``--mem-limit`` GB of
+resident memory is killed and its cell says so. W7 times fresh ``python3 -c`` processes (one untimed run, then
+3 timed; median and min): ``W7.cold`` with an empty relayish cache directory on every run,
+``W7.warm`` with the directory an earlier run filled (the same program for the
+implementations that keep no disk cache), ``W7.import`` the import alone.
+
+``--quick`` (for tests and smoke runs; its figures are not the protocol's): warm-up of 1
+call, 10 ms repeats, 3 repeats, 1 timed W7 run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+import json
+import math
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+
+def load_programs() -> Any:
+    """``bench/programs.py`` as a module (bench/ is not a package)."""
+    name = "relayish_bench_programs"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, BENCH / "programs.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+ROWS = ("W1.fwd", "W1.vg", "W2.vg", "W3.vg", "W4.vg", "W5.gradgrad", "W5.hvp", "W6.fib", "W6.loop",
+        "W7.cold", "W7.warm", "W7.import")
+TIMED_ROWS = ROWS[:9]  # W1-W6: the in-process timing protocol
+W7_ROWS = ROWS[9:]
+IMPLS = ("numpy", "relayish-interp", "relayish-jit", "numba", "jax", "jax-scan", "torch")
+RELAYISH = ("relayish-interp", "relayish-jit")
+OPTIONAL = {"jax": "jax", "jax-scan": "jax", "torch": "torch"}  # implementation -> module it needs
+TOLERANCE = 1e-4
+
+# The outputs of each row, in the order every implementation returns them.
+OUTPUTS = {
+    "W1.fwd": ("L",),
+    "W1.vg": ("L", "dL/dw", "dL/db"),
+    "W2.vg": ("L", "dW1", "db1", "dW2", "db2"),
+    "W3.vg": ("L", "dK1", "dc1", "dK2", "dc2", "dW3", "db3", "dW4", "db4"),
+    "W4.vg": ("L", "dWx", "dWh", "db"),
+    "W5.gradgrad": ("gradgrad",),
+    "W5.hvp": ("hvp",),
+    "W6.fib": ("fib(20)",),
+    "W6.loop": ("x_10000",),
+}
+
+# WORKLOADS.md's reference table: (output, statistic, value); the float64 references this
+# harness computes must reproduce it (tests/bench checks; the header warns otherwise).
+SPEC_REFERENCE = {
+    "W1.fwd": (("L", "value", 488012.8264),),
+    "W1.vg": (("L", "value", 488012.8264), ("dL/dw", "norm", 455.81579), ("dL/db", "norm", 511.18303),
+              ("dL/dw", "sum", 950.8908), ("dL/db", "sum", 894.29099)),
+    "W2.vg": (("L", "value", 2.490324587), ("dW1", "norm", 2.3722937), ("db1", "norm", 0.059088741),
+              ("dW2", "norm", 1.2099034), ("db2", "norm", 0.075244622)),
+    "W3.vg": (("L", "value", 2.468014376), ("dK1", "norm", 0.44508189), ("dc1", "norm", 0.099964281),
+              ("dK2", "norm", 2.7286429), ("dc2", "norm", 0.17627118), ("dW3", "norm", 3.6572844),
+              ("db3", "norm", 0.24655557), ("dW4", "norm", 2.8087718), ("db4", "norm", 0.29059417)),
+    "W4.vg": (("L", "value", 1933.12848), ("dWx", "norm", 365.71043), ("dWh", "norm", 336.10508),
+              ("db", "norm", 41.921945)),
+    "W5.gradgrad": (("gradgrad", "norm", 1895.1607), ("gradgrad", "sum", 546.37682)),
+    "W5.hvp": (("hvp", "norm", 495.94771), ("hvp", "sum", 655.12603)),
+    "W6.fib": (("fib(20)", "value", 6765.0),),
+    "W6.loop": (("x_10000", "value", 0.9999774133),),
+}
+SPEC_DIGITS = 1e-6  # the table's values carry 8 to 10 significant digits
+
+# -------------------------------------------------------------------------------------------
+# Inputs (exact: PCG64, drawn in the order WORKLOADS.md lists them)
+
+
+def normal(rng, shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def one_hot(labels, k):
+    return np.eye(k, dtype=np.float32)[labels]
+
+
+def w1_inputs():
+    rng = np.random.default_rng(1)
+    n = 1_000_000
+    x = normal(rng, n)
+    w = normal(rng, n)
+    b = normal(rng, n)
+    return {"x": x, "w": w, "b": b}
+
+
+def w2_inputs():
+    rng = np.random.default_rng(2)
+    X = normal(rng, (64, 784))
+    labels = rng.integers(0, 10, size=64)
+    Y = one_hot(labels, 10)
+    W1 = normal(rng, (784, 256), 1 / np.sqrt(784))
+    b1 = normal(rng, (256,), 0.1)
+    W2 = normal(rng, (256, 10), 1 / np.sqrt(256))
+    b2 = normal(rng, (10,), 0.1)
+    return {"X": X, "Y": Y, "W1": W1, "b1": b1, "W2": W2, "b2": b2}
+
+
+def w3_inputs():
+    rng = np.random.default_rng(3)
+    X = normal(rng, (16, 1, 28, 28))
+    labels = rng.integers(0, 10, size=16)
+    Y = one_hot(labels, 10)
+    K1 = normal(rng, (20, 1, 5, 5), 1 / np.sqrt(25))
+    c1 = normal(rng, (20,), 0.1)
+    K2 = normal(rng, (50, 20, 5, 5), 1 / np.sqrt(500))
+    c2 = normal(rng, (50,), 0.1)
+    W3 = normal(rng, (800, 500), 1 / np.sqrt(800))
+    b3 = normal(rng, (500,), 0.1)
+    W4 = normal(rng, (500, 10), 1 / np.sqrt(500))
+    b4 = normal(rng, (10,), 0.1)
+    return {"X": X, "Y": Y, "K1": K1, "c1": c1, "K2": K2, "c2": c2, "W3": W3, "b3": b3, "W4": W4, "b4": b4}
+
+
+def w4_inputs():
+    rng = np.random.default_rng(4)
+    xs = normal(rng, (50, 32, 64))
+    Wx = normal(rng, (64, 128), 1 / np.sqrt(64))
+    Wh = normal(rng, (128, 128), 1 / np.sqrt(128))
+    b = normal(rng, (128,), 0.1)
+    h0 = np.zeros((32, 128), np.float32)
+    return {"xs": xs, "h0": h0, "Wx": Wx, "Wh": Wh, "b": b}
+
+
+def w5_inputs():
+    rng = np.random.default_rng(5)
+    n = 100_000
+    x = normal(rng, n)
+    v = normal(rng, n)
+    return {"x": x, "v": v}
+
+
+def w6_inputs():
+    return {"n": 20, "a": 0.0, "b": 1.0, "x0": 0.5, "steps": 10_000}
+
+
+INPUTS = {"W1": w1_inputs, "W2": w2_inputs, "W3": w3_inputs, "W4": w4_inputs, "W5": w5_inputs, "W6": w6_inputs}
+
+
+def inputs(row: str) -> dict[str, Any]:
+    """The workload's inputs by name, in draw order (W6: Python numbers)."""
+    return INPUTS[row.split(".")[0]]()
+
+
+# -------------------------------------------------------------------------------------------
+# Hand-written NumPy (the `numpy` column). Dtype-generic: float32 inputs give float32 all
+# the way; the float64 references are the same derivations on float64 copies of the inputs,
+# validated against WORKLOADS.md's table (SPEC_REFERENCE).
+
+
+def np_w1_fwd(x, w, b):
+    t = np.tanh(x * w + b)
+    return np.sum(t * t)
+
+
+def np_w1_vg(x, w, b):
+    t = np.tanh(x * w + b)
+    db = 2 * t * (1 - t * t)
+    return np.sum(t * t), x * db, db
+
+
+def np_sce(Z, Y):
+    """Mean softmax cross-entropy over the rows and its gradient in Z."""
+    m = Z.max(axis=1, keepdims=True)
+    e = np.exp(Z - m)
+    s = e.sum(axis=1, keepdims=True)
+    lse = m[:, 0] + np.log(s[:, 0])
+    n = Z.shape[0]
+    L = np.sum(lse - np.sum(Y * Z, axis=1)) / n
+    dZ = (e / s - Y) / n
+    return L, dZ
+
+
+def np_w2_vg(X, Y, W1, b1, W2, b2):
+    H = np.tanh(X @ W1 + b1)
+    Z = H @ W2 + b2
+    L, dZ = np_sce(Z, Y)
+    dW2 = H.T @ dZ
+    db2 = dZ.sum(axis=0)
+    dA = (dZ @ W2.T) * (1 - H * H)
+    dW1 = X.T @ dA
+    db1 = dA.sum(axis=0)
+    return L, dW1, db1, dW2, db2
+
+
+def np_conv(A, K, c):
+    """Valid stride-1 cross-correlation (NCHW, OIHW) plus bias, by im2col; also the columns."""
+    N, C, H, W = A.shape
+    O, _, kh, kw = K.shape
+    OH, OW = H - kh + 1, W - kw + 1
+    cols = np.lib.stride_tricks.sliding_window_view(A, (kh, kw), axis=(2, 3))  # N, C, OH, OW, kh, kw
+    cols = cols.transpose(0, 2, 3, 1, 4, 5).reshape(N * OH * OW, C * kh * kw)
+    out = (cols @ K.reshape(O, -1).T).reshape(N, OH, OW, O).transpose(0, 3, 1, 2) + c[:, None, None]
+    return out, cols
+
+
+def np_conv_backward(dY, cols, A_shape, K, need_input=True):
+    """Gradients of np_conv in K, c and (when asked) A."""
+    N, O, OH, OW = dY.shape
+    _, C, kh, kw = K.shape
+    dYm = dY.transpose(0, 2, 3, 1).reshape(-1, O)
+    dK = (dYm.T @ cols).reshape(K.shape)
+    dc = dY.sum(axis=(0, 2, 3))
+    if not need_input:
+        return dK, dc, None
+    dcols = (dYm @ K.reshape(O, -1)).reshape(N, OH, OW, C, kh, kw)
+    dA = np.zeros(A_shape, dY.dtype)
+    for p in range(kh):
+        for q in range(kw):
+            dA[:, :, p:p + OH, q:q + OW] += dcols[:, :, :, :, p, q].transpose(0, 3, 1, 2)
+    return dK, dc, dA
+
+
+def np_pool(A):
+    """2x2 stride-2 max pooling and the position (row-major in the window) of each maximum."""
+    N, C, H, W = A.shape
+    win = A.reshape(N, C, H // 2, 2, W // 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(N, C, H // 2, W // 2, 4)
+    idx = win.argmax(axis=-1)
+    return np.take_along_axis(win, idx[..., None], axis=-1)[..., 0], idx
+
+
+def np_pool_backward(dP, idx, shape):
+    N, C, H, W = shape
+    dwin = np.zeros((N, C, H // 2, W // 2, 4), dP.dtype)
+    np.put_along_axis(dwin, idx[..., None], dP[..., None], axis=-1)
+    return dwin.reshape(N, C, H // 2, W // 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(N, C, H, W)
+
+
+def np_w3_vg(X, Y, K1, c1, K2, c2, W3, b3, W4, b4):
+    C1, cols1 = np_conv(X, K1, c1)
+    T1 = np.tanh(C1)
+    A1, i1 = np_pool(T1)
+    C2, cols2 = np_conv(A1, K2, c2)
+    T2 = np.tanh(C2)
+    A2, i2 = np_pool(T2)
+    F = A2.reshape(A2.shape[0], -1)
+    H = np.tanh(F @ W3 + b3)
+    Z = H @ W4 + b4
+    L, dZ = np_sce(Z, Y)
+    dW4 = H.T @ dZ
+    db4 = dZ.sum(axis=0)
+    dHa = (dZ @ W4.T) * (1 - H * H)
+    dW3 = F.T @ dHa
+    db3 = dHa.sum(axis=0)
+    dA2 = (dHa @ W3.T).reshape(A2.shape)
+    dC2 = np_pool_backward(dA2, i2, T2.shape) * (1 - T2 * T2)
+    dK2, dc2, dA1 = np_conv_backward(dC2, cols2, A1.shape, K2)
+    dC1 = np_pool_backward(dA1, i1, T1.shape) * (1 - T1 * T1)
+    dK1, dc1, _ = np_conv_backward(dC1, cols1, X.shape, K1, need_input=False)
+    return L, dK1, dc1, dK2, dc2, dW3, db3, dW4, db4
+
+
+def np_w4_vg(xs, h0, Wx, Wh, b):
+    hs = [h0]
+    for t in range(xs.shape[0]):
+        hs.append(np.tanh(xs[t] @ Wx + hs[-1] @ Wh + b))
+    h = hs[-1]
+    L = np.sum(h * h)
+    dh = 2 * h
+    dWx, dWh, db = np.zeros_like(Wx), np.zeros_like(Wh), np.zeros_like(b)
+    for t in range(xs.shape[0] - 1, -1, -1):
+        da = dh * (1 - hs[t + 1] * hs[t + 1])
+        dWx += xs[t].T @ da
+        dWh += hs[t].T @ da
+        db += da.sum(axis=0)
+        dh = da @ Wh.T
+    return L, dWx, dWh, db
+
+
+def np_w5_gradgrad(x):
+    return 6 * x
+
+
+def np_w5_hvp(x, v):
+    return (2 * np.cos(x) - x * np.sin(x)) * v
+
+
+def py_fib(n, a, b):
+    if n == 0:
+        return a
+    if n == 1:
+        return b
+    return py_fib(n - 1, a, b) + py_fib(n - 2, a, b)
+
+
+def py_loop(x0, steps):
+    x = x0
+    for _ in range(steps):
+        x = x * 0.999 + 0.001
+    return x
+
+
+def reference(row: str) -> list[np.ndarray]:
+    """The float64 evaluation of the float32 inputs, one array per output of the row."""
+    inp = inputs(row)
+    if row == "W6.fib":
+        return [np.asarray(6765.0)]
+    if row == "W6.loop":
+        return [np.asarray(py_loop(0.5, 10_000))]  # Python floats: float64
+    f64 = [np.asarray(a, np.float64) for a in inp.values()]
+    fn = {"W1.fwd": np_w1_fwd, "W1.vg": np_w1_vg, "W2.vg": np_w2_vg, "W3.vg": np_w3_vg, "W4.vg": np_w4_vg,
+          "W5.gradgrad": np_w5_gradgrad, "W5.hvp": np_w5_hvp}[row]
+    if row == "W5.gradgrad":
+        f64 = f64[:1]
+    return flatten(fn(*f64))
+
+
+def spec_mismatches(row: str, refs: list[np.ndarray] | None = None) -> list[str]:
+    """Where this harness's float64 references differ from WORKLOADS.md's table."""
+    refs = reference(row) if refs is None else refs
+    found = []
+    for output, stat, expected in SPEC_REFERENCE.get(row, ()):
+        value = refs[OUTPUTS[row].index(output)]
+        got = {"value": lambda a: float(a), "norm": lambda a: float(np.linalg.norm(a)),
+               "sum": lambda a: float(np.sum(a))}[stat](value)
+        if abs(got - expected) > SPEC_DIGITS * abs(expected):
+            found.append(f"{row} {output} {stat}: {got:.10g}, WORKLOADS.md says {expected:.10g}")
+    return found
+
+
+# -------------------------------------------------------------------------------------------
+# Implementations: each gives, for a row and its inputs, a Prepared (everything converted
+# before timing).
+
+
+class Unsupported(Exception):
+    """The implementation has no version of this row."""
+
+
+@dataclass
+class Prepared:
+    first: Callable[[], Any]  # the first invocation (compiles, where there is compiling)
+    call: Callable[[], Any]  # every later invocation
+    outputs: Callable[[Any], list[np.ndarray]] = None  # framework results -> NumPy arrays
+    python_floats: bool = False  # W6 in plain Python: float64 by the spec's exception
+    info: dict = field(default_factory=dict)  # extra facts for the JSON (compile seconds, ...)
+
+
+def flatten(value: Any) -> list[np.ndarray]:
+    if isinstance(value, (tuple, list)):
+        return [a for v in value for a in flatten(v)]
+    return [np.asarray(value)]
+
+
+def simple(fn: Callable[[], Any], outputs: Callable[[Any], list[np.ndarray]] = flatten, **kw: Any) -> Prepared:
+    return Prepared(first=fn, call=fn, outputs=outputs, **kw)
+
+
+def numpy_impl(row: str, inp: dict) -> Prepared:
+    a = list(inp.values())
+    if row == "W6.fib":
+        return simple(lambda: py_fib(inp["n"], float(inp["a"]), float(inp["b"])), python_floats=True)
+    if row == "W6.loop":
+        return simple(lambda: py_loop(float(inp["x0"]), inp["steps"]), python_floats=True)
+    fn = {"W1.fwd": np_w1_fwd, "W1.vg": np_w1_vg, "W2.vg": np_w2_vg, "W3.vg": np_w3_vg, "W4.vg": np_w4_vg,
+          "W5.gradgrad": np_w5_gradgrad, "W5.hvp": np_w5_hvp}[row]
+    if row == "W5.gradgrad":
+        a = a[:1]
+    return simple(lambda: fn(*a))
+
+
+def relayish_args(row: str, inp: dict) -> tuple[str, list]:
+    programs = load_programs()
+    name, params = programs.ENTRIES[row]
+    if row.startswith("W6"):
+        dtypes = {"n": np.int32, "steps": np.int32}
+        return name, [np.asarray(inp[p], dtypes.get(p, np.float32)) for p in params]
+    return name, [inp[p] for p in params]
+
+
+def relayish_interp_impl(row: str, inp: dict) -> Prepared:
+    import relayish
+
+    module = load_programs().module()
+    name, args = relayish_args(row, inp)
+    return simple(lambda: relayish.evaluate(module, name, *args))
+
+
+def relayish_jit_impl(row: str, inp: dict) -> Prepared:
+    import relayish
+
+    module = load_programs().module()
+    name, args = relayish_args(row, inp)
+    info: dict = {}
+    state: dict = {}
+
+    def first():
+        start = time.perf_counter()
+        state["f"] = relayish.compile(module, name)
+        info["compile_object_s"] = time.perf_counter() - start  # relayish.compile() alone
+        return state["f"](*args)
+
+    def call():
+        return state["f"](*args)
+
+    return Prepared(first=first, call=call, outputs=flatten, info=info)
+
+
+NUMBA_W6 = '''
+@numba.njit
+def fib(n, a, b):
+    if n == 0:
+        return a
+    if n == 1:
+        return b
+    return fib(n - 1, a, b) + fib(n - 2, a, b)
+
+
+@numba.njit
+def loop(x0, steps):
+    x = x0
+    for _ in range(steps):
+        x = x * np.float32(0.999) + np.float32(0.001)
+    return x
+'''
+
+
+def numba_impl(row: str, inp: dict) -> Prepared:
+    if row not in ("W6.fib", "W6.loop"):
+        raise Unsupported(row)
+    import numba
+
+    namespace = {"numba": numba, "np": np}
+    exec(NUMBA_W6, namespace)  # noqa: S102 - our own source; fib must be a global to recurse
+
+    def outputs(out):  # Numba boxes its float32 result as a Python float (exactly)
+        return [np.asarray(out, np.float32)]
+
+    if row == "W6.fib":
+        fib, n, a, b = namespace["fib"], int(inp["n"]), np.float32(inp["a"]), np.float32(inp["b"])
+        return simple(lambda: fib(n, a, b), outputs)
+    loop, x0, steps = namespace["loop"], np.float32(inp["x0"]), int(inp["steps"])
+    return simple(lambda: loop(x0, steps), outputs)
+
+
+def jax_impl(row: str, inp: dict, scan: bool = False) -> Prepared:
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    if scan and row != "W4.vg":
+        raise Unsupported(row)
+
+    def block(out):
+        if hasattr(jax, "block_until_ready"):
+            return jax.block_until_ready(out)
+        return jax.tree_util.tree_map(lambda a: a.block_until_ready(), out)
+
+    def outputs(out):
+        return [np.asarray(a) for a in jax.tree_util.tree_leaves(out)]
+
+    def sce(Z, Y):
+        return jnp.mean(jax.nn.logsumexp(Z, axis=1) - jnp.sum(Y * Z, axis=1))
+
+    args = [jax.device_put(jnp.asarray(a)) for a in inp.values()] if not row.startswith("W6") else None
+
+    def jitted(fn, *argnums):
+        f = jax.jit(jax.value_and_grad(fn, argnums=argnums) if argnums else fn)
+        return Prepared(first=lambda: block(f(*args)), call=lambda: block(f(*args)), outputs=outputs)
+
+    if row in ("W1.fwd", "W1.vg"):
+        def w1(x, w, b):
+            t = jnp.tanh(x * w + b)
+            return jnp.sum(t * t)
+        return jitted(w1) if row == "W1.fwd" else jitted(w1, 1, 2)
+    if row == "W2.vg":
+        def w2(X, Y, W1, b1, W2, b2):
+            H = jnp.tanh(X @ W1 + b1)
+            return sce(H @ W2 + b2, Y)
+        return jitted(w2, 2, 3, 4, 5)
+    if row == "W3.vg":
+        def conv(A, K, c):
+            out = lax.conv_general_dilated(A, K, window_strides=(1, 1), padding="VALID",
+                                           dimension_numbers=("NCHW", "OIHW", "NCHW"))
+            return out + c[:, None, None]
+
+        def pool(A):
+            N, C, H, W = A.shape
+            return A.reshape(N, C, H // 2, 2, W // 2, 2).max(axis=(3, 5))
+
+        def w3(X, Y, K1, c1, K2, c2, W3, b3, W4, b4):
+            A1 = pool(jnp.tanh(conv(X, K1, c1)))
+            A2 = pool(jnp.tanh(conv(A1, K2, c2)))
+            H = jnp.tanh(A2.reshape(A2.shape[0], -1) @ W3 + b3)
+            return sce(H @ W4 + b4, Y)
+        return jitted(w3, *range(2, 10))
+    if row == "W4.vg":
+        def w4_loop(xs, h0, Wx, Wh, b):
+            h = h0
+            for t in range(xs.shape[0]):
+                h = jnp.tanh(xs[t] @ Wx + h @ Wh + b)
+            return jnp.sum(h * h)
+
+        def w4_scan(xs, h0, Wx, Wh, b):
+            def step(h, x):
+                return jnp.tanh(x @ Wx + h @ Wh + b), None
+            h, _ = lax.scan(step, h0, xs)
+            return jnp.sum(h * h)
+        return jitted(w4_scan if scan else w4_loop, 2, 3, 4)
+    if row == "W5.gradgrad":
+        def f(x):
+            return jnp.sum(x * x * x)
+        gg = jax.jit(jax.grad(lambda x: jnp.sum(jax.grad(f)(x))))
+        x = args[0]
+        return Prepared(first=lambda: block(gg(x)), call=lambda: block(gg(x)), outputs=outputs)
+    if row == "W5.hvp":
+        def f2(x):
+            return jnp.sum(jnp.sin(x) * x)
+        hvp = jax.jit(lambda x, v: jax.jvp(jax.grad(f2), (x,), (v,))[1])
+        x, v = args
+        return Prepared(first=lambda: block(hvp(x, v)), call=lambda: block(hvp(x, v)), outputs=outputs)
+    if row == "W6.fib":
+        a = jax.device_put(jnp.asarray(inp["a"], jnp.float32))
+        b = jax.device_put(jnp.asarray(inp["b"], jnp.float32))
+        n = int(inp["n"])
+
+        def fib(k, a, b):  # the recursion on the host; additions on JAX 0-d arrays
+            if k == 0:
+                return a
+            if k == 1:
+                return b
+            return fib(k - 1, a, b) + fib(k - 2, a, b)
+        return simple(lambda: block(fib(n, a, b)), outputs)
+    if row == "W6.loop":
+        x0 = jax.device_put(jnp.asarray(inp["x0"], jnp.float32))
+        steps = int(inp["steps"])
+        loop = jax.jit(lambda x: lax.fori_loop(0, steps, lambda k, x: x * 0.999 + 0.001, x))
+        return Prepared(first=lambda: block(loop(x0)), call=lambda: block(loop(x0)), outputs=outputs)
+    raise Unsupported(row)
+
+
+def jax_scan_impl(row: str, inp: dict) -> Prepared:
+    return jax_impl(row, inp, scan=True)
+
+
+def torch_impl(row: str, inp: dict) -> Prepared:
+    import torch
+    import torch.nn.functional as F
+
+    def outputs(out):
+        return [t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else np.asarray(t) for t in flatten_t(out)]
+
+    def flatten_t(value):
+        if isinstance(value, (tuple, list)):
+            return [a for v in value for a in flatten_t(v)]
+        return [value]
+
+    def sce(Z, Y):
+        return (torch.logsumexp(Z, dim=1) - (Y * Z).sum(dim=1)).mean()
+
+    if row.startswith("W6"):
+        if row == "W6.fib":
+            a = torch.tensor(inp["a"], dtype=torch.float32)
+            b = torch.tensor(inp["b"], dtype=torch.float32)
+            n = int(inp["n"])
+
+            def fib(k, a, b):
+                if k == 0:
+                    return a
+                if k == 1:
+                    return b
+                return fib(k - 1, a, b) + fib(k - 2, a, b)
+
+            def run():
+                with torch.no_grad():
+                    return fib(n, a, b)
+            return simple(run, outputs)
+        x0 = torch.tensor(inp["x0"], dtype=torch.float32)
+        steps = int(inp["steps"])
+
+        def loop():
+            with torch.no_grad():
+                x = x0
+                for _ in range(steps):
+                    x = x * 0.999 + 0.001
+                return x
+        return simple(loop, outputs)
+
+    names = list(inp)
+    params = {"W1.fwd": (), "W1.vg": ("w", "b"), "W2.vg": ("W1", "b1", "W2", "b2"),
+              "W3.vg": ("K1", "c1", "K2", "c2", "W3", "b3", "W4", "b4"), "W4.vg": ("Wx", "Wh", "b"),
+              "W5.gradgrad": ("x",), "W5.hvp": ("x",)}[row]
+    t = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in inp.items()}
+    for k in params:
+        t[k].requires_grad_(True)
+    args = [t[k] for k in names]
+    grads_of = [t[k] for k in params]
+
+    def value_and_grad(loss_fn):
+        def run():
+            L = loss_fn(*args)
+            grads = torch.autograd.grad(L, grads_of)
+            return (L.detach(), *grads)
+        return simple(run, outputs)
+
+    if row == "W1.fwd":
+        def fwd():
+            with torch.no_grad():
+                x, w, b = args
+                u = torch.tanh(x * w + b)
+                return (u * u).sum()
+        return simple(fwd, outputs)
+    if row == "W1.vg":
+        def w1(x, w, b):
+            u = torch.tanh(x * w + b)
+            return (u * u).sum()
+        return value_and_grad(w1)
+    if row == "W2.vg":
+        def w2(X, Y, W1, b1, W2, b2):
+            H = torch.tanh(X @ W1 + b1)
+            return sce(H @ W2 + b2, Y)
+        return value_and_grad(w2)
+    if row == "W3.vg":
+        def w3(X, Y, K1, c1, K2, c2, W3, b3, W4, b4):
+            A1 = F.max_pool2d(torch.tanh(F.conv2d(X, K1, c1)), 2)
+            A2 = F.max_pool2d(torch.tanh(F.conv2d(A1, K2, c2)), 2)
+            H = torch.tanh(A2.reshape(A2.shape[0], -1) @ W3 + b3)
+            return sce(H @ W4 + b4, Y)
+        return value_and_grad(w3)
+    if row == "W4.vg":
+        def w4(xs, h0, Wx, Wh, b):
+            h = h0
+            for step in range(xs.shape[0]):
+                h = torch.tanh(xs[step] @ Wx + h @ Wh + b)
+            return (h * h).sum()
+        return value_and_grad(w4)
+    if row == "W5.gradgrad":
+        x = t["x"]
+
+        def gradgrad():
+            g, = torch.autograd.grad((x * x * x).sum(), x, create_graph=True)
+            h, = torch.autograd.grad(g.sum(), x)
+            return h
+        return simple(gradgrad, outputs)
+    if row == "W5.hvp":
+        x, v = t["x"], t["v"]
+
+        def hvp():
+            g, = torch.autograd.grad((torch.sin(x) * x).sum(), x, create_graph=True)
+            hv, = torch.autograd.grad((g * v).sum(), x)
+            return hv
+        return simple(hvp, outputs)
+    raise Unsupported(row)
+
+
+BUILDERS: dict[str, Callable[[str, dict], Prepared]] = {
+    "numpy": numpy_impl,
+    "relayish-interp": relayish_interp_impl,
+    "relayish-jit": relayish_jit_impl,
+    "numba": numba_impl,
+    "jax": jax_impl,
+    "jax-scan": jax_scan_impl,
+    "torch": torch_impl,
+}
+
+
+def supported(impl: str, row: str) -> bool:
+    if impl == "numba":
+        return row in ("W6.fib", "W6.loop")
+    if impl == "jax-scan":
+        return row == "W4.vg"
+    return True
+
+
+def available(impl: str) -> bool:
+    module = OPTIONAL.get(impl)
+    return module is None or importlib.util.find_spec(module) is not None
+
+
+# -------------------------------------------------------------------------------------------
+# Correctness and timing
+
+
+def check_outputs(row: str, outs: list[np.ndarray], refs: list[np.ndarray], python_floats: bool = False) -> dict:
+    """``err`` per output (max|out - ref| / max|ref|), the worst, and whether it passes
+    (every error <= 1e-4, right count and shapes, float32 unless plain-Python W6)."""
+    names = OUTPUTS[row]
+    problems = []
+    if len(outs) != len(refs):
+        return {"ok": False, "err": math.inf, "errs": {}, "dtypes": [],
+                "problem": f"{len(outs)} outputs, expected {len(refs)} ({', '.join(names)})"}
+    errs = {}
+    dtypes = []
+    for name, out, ref in zip(names, outs, refs):
+        out = np.asarray(out)
+        dtypes.append(out.dtype.name)
+        if out.shape != ref.shape:
+            problems.append(f"{name} has shape {out.shape}, expected {ref.shape}")
+            errs[name] = math.inf
+            continue
+        if out.dtype != np.float32 and not python_floats:
+            problems.append(f"{name} is {out.dtype.name}, expected float32")
+        scale = float(np.max(np.abs(ref)))
+        err = float(np.max(np.abs(out.astype(np.float64) - ref))) / scale
+        errs[name] = err if math.isfinite(err) else math.inf
+        if not errs[name] <= TOLERANCE:
+            problems.append(f"{name}: err {errs[name]:.2e}")
+    worst = max(errs.values(), default=0.0)
+    return {"ok": not problems, "err": worst, "errs": errs, "dtypes": dtypes, "problem": "; ".join(problems)}
+
+
+@dataclass
+class Protocol:
+    warmup_min_calls: int = 2
+    warmup_min_s: float = 0.2
+    cheap_min_calls: int = 30
+    cheap_min_s: float = 0.05
+    repeat_min_s: float = 0.05
+    repeats: int = 9
+
+
+DEFAULT = Protocol()
+QUICK = Protocol(warmup_min_calls=1, warmup_min_s=0.0, cheap_min_calls=1, cheap_min_s=0.0,
+                 repeat_min_s=0.01, repeats=3)
+
+
+def time_calls(prep: Prepared, protocol: Protocol = DEFAULT) -> dict:
+    """The timing protocol on a Prepared: first call, warm-up, ``number``, repeats. Returns
+    the figures and the first and last outputs (framework values)."""
+    perf = time.perf_counter
+    start = perf()
+    first_out = prep.first()
+    first_s = perf() - start
+    out = first_out
+    # warm-up: >= 2 calls and >= 0.2 s, or (cheap) >= 30 calls and >= 0.05 s
+    calls, start = 0, perf()
+    while True:
+        out = prep.call()
+        calls += 1
+        elapsed = perf() - start
+        if calls >= protocol.warmup_min_calls and elapsed >= protocol.warmup_min_s:
+            break
+        if calls >= protocol.cheap_min_calls and elapsed >= protocol.cheap_min_s:
+            break
+    per_call = elapsed / calls
+    number = max(1, math.ceil(protocol.repeat_min_s / max(per_call, 1e-9)))
+    call = prep.call
+
+    def repeat(k: int) -> tuple[float, Any]:
+        result = None
+        t0 = perf()
+        for _ in range(k):
+            result = call()
+        return perf() - t0, result
+
+    # make sure one repeat really lasts repeat_min_s (these runs count as more warm-up)
+    while True:
+        seconds, out = repeat(number)
+        calls += number
+        if seconds >= protocol.repeat_min_s:
+            break
+        number = max(number + 1, math.ceil(number * 1.2 * protocol.repeat_min_s / max(seconds, 1e-9)))
+    times = []
+    for _ in range(protocol.repeats):
+        seconds, out = repeat(number)
+        times.append(seconds / number)
+    return {"first_s": first_s, "median_s": statistics.median(times), "min_s": min(times), "number": number,
+            "repeats": len(times), "times_s": times, "warmup_calls": calls,
+            "first_out": first_out, "last_out": out}
+
+
+def run_cell(impl: str, row: str, quick: bool = False, timing: bool = True) -> dict:
+    """Measure (or, with ``timing=False``, run once and check) one cell, in this process.
+    Never raises: a failure becomes ``status`` "error" with its message."""
+    cell: dict = {"impl": impl, "row": row, "status": "error"}
+    start = time.perf_counter()
+    try:
+        if not supported(impl, row):
+            raise Unsupported(row)
+        refs = reference(row)
+        prep = BUILDERS[impl](row, inputs(row))
+        if timing:
+            figures = time_calls(prep, QUICK if quick else DEFAULT)
+            outs = [figures.pop("first_out"), figures.pop("last_out")]
+            cell.update(figures)
+        else:
+            t0 = time.perf_counter()
+            outs = [prep.first()]
+            cell["first_s"] = time.perf_counter() - t0
+        checks = [check_outputs(row, prep.outputs(o), refs, prep.python_floats) for o in outs]
+        bad = [c for c in checks if not c["ok"]]
+        worst = max(checks, key=lambda c: c["err"])
+        cell.update(status="ok" if not bad else "fail", err=worst["err"], errs=worst["errs"],
+                    dtypes=worst["dtypes"], python_floats=prep.python_floats, **prep.info)
+        if bad:
+            cell["message"] = bad[0]["problem"]
+    except Unsupported:
+        cell.update(status="n/a")
+    except BaseException as err:  # a failing implementation is a cell, not a crash
+        if isinstance(err, KeyboardInterrupt):
+            raise
+        cell.update(status="error", message=f"{type(err).__name__}: {err}",
+                    traceback=traceback.format_exc(limit=-8))
+    cell["wall_s"] = time.perf_counter() - start
+    return cell
+
+
+# -------------------------------------------------------------------------------------------
+# W7: cold start of fresh processes
+
+W7_W2_INPUTS = textwrap.dedent(inspect.getsource(normal)) + textwrap.dedent(inspect.getsource(one_hot)) + \
+    textwrap.dedent(inspect.getsource(w2_inputs))
+
+
+def w7_script(impl: str, row: str) -> str:
+    """The ``python3 -c`` program of a W7 row for an implementation."""
+    if row == "W7.import":
+        return {"numpy": "import numpy", "relayish-interp": "import relayish", "relayish-jit": "import relayish",
+                "jax": "import jax", "torch": "import torch"}[impl]
+    head = "import numpy as np\n" + W7_W2_INPUTS + "inp = w2_inputs()\n"
+    if impl == "numpy":
+        return (head + textwrap.dedent(inspect.getsource(np_sce)) + textwrap.dedent(inspect.getsource(np_w2_vg))
+                + "L = np_w2_vg(*inp.values())[0]\nprint(repr(float(L)))\n")
+    if impl in RELAYISH:
+        text = load_programs().W2_TEXT
+        run = "relayish.evaluate(module, 'w2_vg', *inp.values())" if impl == "relayish-interp" else \
+            "relayish.compile(module, 'w2_vg')(*inp.values())"
+        return ("import relayish\n" + head + f"module = relayish.parse({text!r})\n"
+                f"L, grads = {run}\nprint(repr(float(L)))\n")
+    if impl == "jax":
+        return ("import jax\nimport jax.numpy as jnp\n" + head + textwrap.dedent("""
+            def loss(X, Y, W1, b1, W2, b2):
+                H = jnp.tanh(X @ W1 + b1)
+                Z = H @ W2 + b2
+                return jnp.mean(jax.nn.logsumexp(Z, axis=1) - jnp.sum(Y * Z, axis=1))
+            f = jax.jit(jax.value_and_grad(loss, argnums=(2, 3, 4, 5)))
+            L, grads = f(*[jnp.asarray(a) for a in inp.values()])
+            jax.block_until_ready(grads)
+            print(repr(float(L)))
+            """))
+    if impl == "torch":
+        return ("import torch\n" + head + textwrap.dedent("""
+            X, Y, W1, b1, W2, b2 = [torch.from_numpy(a) for a in inp.values()]
+            params = [W1, b1, W2, b2]
+            for p in params:
+                p.requires_grad_(True)
+            Z = torch.tanh(X @ W1 + b1) @ W2 + b2
+            L = (torch.logsumexp(Z, dim=1) - (Y * Z).sum(dim=1)).mean()
+            grads = torch.autograd.grad(L, params)
+            print(repr(float(L.detach())))
+            """))
+    raise Unsupported(row)
+
+
+def w7_supported(impl: str) -> bool:
+    return impl in ("numpy", "relayish-interp", "relayish-jit", "jax", "torch")
+
+
+def run_w7_once(impl: str, row: str, cache_dir: str, timeout: float,
+                memory_gb: float | None = None) -> tuple[float, subprocess.CompletedProcess]:
+    """One fresh ``python3 -c`` run of the row's program: (wall seconds, the finished process)."""
+    env = dict(os.environ, RELAYISH_CACHE_DIR=cache_dir)
+    start = time.perf_counter()
+    proc = run_limited([sys.executable, "-c", w7_script(impl, row)], env, timeout, memory_gb)
+    return time.perf_counter() - start, proc
+
+
+def measure_w7(impl: str, row: str, quick: bool = False, timeout: float = 600.0,
+               memory_gb: float | None = None) -> dict:
+    """One untimed run, then 3 timed (1 with quick): median and min wall seconds. W7.cold gets
+    a fresh empty cache directory every run; W7.warm one directory that the untimed run fills."""
+    cell: dict = {"impl": impl, "row": row, "status": "error"}
+    start = time.perf_counter()
+    dirs: list[str] = []
+
+    def fresh() -> str:
+        dirs.append(tempfile.mkdtemp(prefix="relayish-bench-w7-"))
+        return dirs[-1]
+
+    try:
+        if not w7_supported(impl):
+            raise Unsupported(row)
+        w7_script(impl, row)
+        warm_dir = fresh()
+        times, losses = [], []
+        for k in range(1 + (1 if quick else 3)):
+            seconds, proc = run_w7_once(impl, row, warm_dir if row == "W7.warm" else fresh(), timeout, memory_gb)
+            if proc.returncode != 0:
+                raise RuntimeError(f"exit status {proc.returncode}: {tail(proc.stderr, 1)}")
+            if k > 0:
+                times.append(seconds)
+            if row != "W7.import":
+                losses.append(float(proc.stdout.strip().splitlines()[-1]))
+        cell.update(median_s=statistics.median(times), min_s=min(times), times_s=times, repeats=len(times),
+                    status="ok", checked=row != "W7.import")
+        if row != "W7.import":
+            ref = float(reference("W2.vg")[0])
+            err = max(abs(loss - ref) / abs(ref) for loss in losses)
+            cell.update(err=err, errs={"L": err})
+            if not err <= TOLERANCE:
+                cell.update(status="fail", message=f"L: err {err:.2e}")
+    except Unsupported:
+        cell.update(status="n/a")
+    except subprocess.TimeoutExpired:
+        cell.update(status="timeout", message=f"a run took longer than {timeout:g} s")
+    except MemoryLimitExceeded as err:
+        cell.update(status="error", message=f"a run {err}")
+    except Exception as err:  # noqa: BLE001
+        cell.update(status="error", message=f"{type(err).__name__}: {err}")
+    finally:
+        for d in dirs:
+            shutil.rmtree(d, ignore_errors=True)
+    cell["wall_s"] = time.perf_counter() - start
+    return cell
+
+
+class MemoryLimitExceeded(Exception):
+    """A benchmark process grew past the memory limit and was killed."""
+
+
+MEMORY_LIMIT_GB = min(8.0, 0.4 * (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")) / 2**30) \
+    if hasattr(os, "sysconf") else 8.0
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident memory of a process (0 when it cannot be read)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def run_limited(command: list[str], env: dict, timeout: float, memory_gb: float | None = None) -> subprocess.CompletedProcess:
+    """``subprocess.run`` with a wall-clock limit (TimeoutExpired) and a watchdog that kills
+    the process when its resident memory passes ``memory_gb`` (MemoryLimitExceeded), so a
+    runaway implementation cannot take the machine's memory from everything else."""
+    limit = (memory_gb or MEMORY_LIMIT_GB) * 2**30
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=err, text=True)
+        deadline = time.monotonic() + timeout
+        try:
+            while proc.poll() is None:
+                if time.monotonic() > deadline:
+                    raise subprocess.TimeoutExpired(command, timeout)
+                if rss_bytes(proc.pid) > limit:
+                    raise MemoryLimitExceeded(f"used more than {limit / 2**30:.1f} GB of memory and was killed "
+                                              "(--mem-limit)")
+                time.sleep(0.05)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(command, proc.returncode, out.read(), err.read())
+
+
+def tail(text: str, lines: int = 3) -> str:
+    return " / ".join(line.strip() for line in text.strip().splitlines()[-lines:])
+
+
+# -------------------------------------------------------------------------------------------
+# Orchestration: every W1-W6 cell in a fresh worker process
+
+
+def run_worker_process(impl: str, row: str, quick: bool, timeout: float, jit_cache: str | None,
+                       memory_gb: float | None = None, timing: bool = True) -> dict:
+    """``run_cell`` in a fresh process (killed past ``timeout`` seconds or ``memory_gb``)."""
+    return run_worker_batch(impl, [row], quick, timeout, jit_cache, memory_gb, timing)[row]
+
+
+def run_worker_batch(impl: str, rows: list[str], quick: bool, timeout: float, jit_cache: str | None,
+                     memory_gb: float | None = None, timing: bool = True) -> dict[str, dict]:
+    """``run_cell`` for each row, one after another in a worker process (the harness gives every
+    cell a process of its own; tests batch rows to share compiled kernels). A process that dies,
+    passes ``timeout`` seconds per row or ``memory_gb`` is killed: the row it was running gets
+    that error and the rows after it run in a new process."""
+    cells: dict[str, dict] = {}
+    remaining = list(rows)
+    cache = jit_cache or tempfile.mkdtemp(prefix="relayish-bench-cache-")
+    env = dict(os.environ, RELAYISH_CACHE_DIR=cache)
+    try:
+        while remaining:
+            fd, result_path = tempfile.mkstemp(prefix="relayish-bench-", suffix=".jsonl")
+            os.close(fd)
+            command = [sys.executable, str(Path(__file__).resolve()), "--worker", f"{impl}:{','.join(remaining)}",
+                       "--result", result_path]
+            if quick:
+                command.append("--quick")
+            if not timing:
+                command.append("--check-only")
+            start = time.perf_counter()
+            failure = None
+            try:
+                proc = run_limited(command, env, timeout * len(remaining), memory_gb)
+                if proc.returncode != 0:
+                    how = f"exit status {proc.returncode}"
+                    if proc.returncode < 0:
+                        import signal
+                        how = f"killed by {signal.Signals(-proc.returncode).name}"
+                    failure = ("error", f"worker died ({how}): {tail(proc.stderr or proc.stdout, 2) or 'no output'}")
+            except subprocess.TimeoutExpired:
+                failure = ("timeout", f"took longer than {timeout:g} s")
+            except MemoryLimitExceeded as err:
+                failure = ("error", f"the process {err}")
+            try:
+                done = [json.loads(line) for line in Path(result_path).read_text().splitlines() if line.strip()]
+            except (OSError, ValueError):
+                done = []
+            finally:
+                Path(result_path).unlink(missing_ok=True)
+            for cell in done:
+                cells[cell["row"]] = cell
+            if len(rows) == 1 and done:
+                done[0]["process_wall_s"] = time.perf_counter() - start
+            remaining = [r for r in remaining if r not in cells]
+            if remaining:
+                status, message = failure or ("error", "the worker wrote no result")
+                cells[remaining[0]] = {"impl": impl, "row": remaining[0], "status": status, "message": message,
+                                       "process_wall_s": time.perf_counter() - start}
+                remaining = remaining[1:]
+    finally:
+        if jit_cache is None:
+            shutil.rmtree(cache, ignore_errors=True)
+    return cells
+
+
+def worker_main(spec: str, result: str, quick: bool, timing: bool = True) -> None:
+    """Run the cells of ``impl:row1,row2,...``, appending each one's JSON line to ``result``."""
+    impl, rows = spec.split(":", 1)
+    for row in rows.split(","):
+        cell = run_cell(impl, row, quick=quick, timing=timing)
+        with open(result, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(cell, default=_json_default) + "\n")
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON: {type(value).__name__}")
+
+
+# -------------------------------------------------------------------------------------------
+# Machine facts and the table
+
+
+def machine_facts() -> dict:
+    facts: dict = {"python": platform.python_version(), "platform": platform.platform(),
+                   "cpu_count": os.cpu_count()}
+    if hasattr(os, "sched_getaffinity"):
+        facts["cores_usable"] = len(os.sched_getaffinity(0))
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                facts["cpu"] = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    if hasattr(os, "getloadavg"):
+        facts["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    facts["numpy"] = np.__version__
+    try:
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        facts["blas"] = f"{blas.get('name')} {blas.get('version', '')}".strip()
+    except Exception:  # noqa: BLE001 - older NumPy
+        facts["blas"] = None
+    threads = {k: os.environ[k] for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                                           "NUMBA_NUM_THREADS") if k in os.environ}
+    facts["thread_env"] = threads or "default"
+    for name in ("numba", "jax", "jaxlib", "torch"):
+        spec = importlib.util.find_spec(name)
+        if spec is None:
+            facts[name] = None
+            continue
+        try:
+            from importlib.metadata import version
+            facts[name] = version(name)
+        except Exception:  # noqa: BLE001
+            facts[name] = "installed"
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
+                                timeout=10, check=False).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+                               capture_output=True, text=True, timeout=10, check=False).stdout.strip()
+        facts["relayish_commit"] = commit + (" (with uncommitted changes)" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return facts
+
+
+def format_facts(facts: dict) -> str:
+    cores = f"{facts.get('cpu_count')} cores"
+    if facts.get("cores_usable") not in (None, facts.get("cpu_count")):
+        cores += f" ({facts['cores_usable']} usable)"
+    lines = [
+        f"machine: {facts.get('cpu', 'unknown CPU')}, {cores}, {facts.get('platform')}",
+        f"python {facts.get('python')}, numpy {facts.get('numpy')}"
+        + (f" ({facts['blas']})" if facts.get("blas") else "")
+        + f", numba {facts.get('numba') or 'not installed'}",
+        "jax " + (facts.get("jax") or "not installed") + ", torch " + (facts.get("torch") or "not installed")
+        + f"; threads: {facts.get('thread_env')}",
+    ]
+    if facts.get("load_average"):
+        lines[0] += f"; load average {' '.join(str(x) for x in facts['load_average'])} (1, 5, 15 min)"
+    if facts.get("relayish_commit"):
+        lines.append(f"relayish {facts['relayish_commit']}")
+    return "\n".join(lines)
+
+
+def fmt_time(seconds: float | None, unit: tuple[str, float] | None = None) -> str:
+    if seconds is None or not math.isfinite(seconds):
+        return "—"
+    name, scale = unit or time_unit(seconds)
+    v = seconds / scale
+    digits = 0 if v >= 100 else 1 if v >= 10 else 2
+    return f"{v:.{digits}f} {name}"
+
+
+def time_unit(seconds: float) -> tuple[str, float]:
+    for name, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale * 0.9995:
+            return name, scale
+    return "ns", 1e-9
+
+
+def cell_text(cell: dict | None, note: dict) -> str:
+    if cell is None or cell.get("status") == "n/a":
+        return "—"
+    status = cell.get("status")
+    if status in ("error", "timeout"):
+        message = " ".join(str(cell.get("message", "")).split())
+        number = note.setdefault(message, len(note) + 1)
+        short = message if len(message) <= 48 else message[:45] + "..."
+        return f"{status.upper()} [{number}] {short}".replace("|", "/")
+    unit = time_unit(cell["median_s"])
+    text = f"{fmt_time(cell['median_s'], unit)} ({fmt_time(cell['min_s'], unit).split()[0]})"
+    if cell.get("python_floats"):
+        text += " †"
+    if status == "ok":
+        return text + (" ✓" if cell.get("checked", True) else "")
+    return f"{text} FAIL err={cell.get('err', math.inf):.1e}"
+
+
+def jit_over_best(row: str, cells: dict) -> tuple[float, str] | None:
+    """relayish-jit's median / the best median among the non-relayish columns (correct ones)."""
+    jit = cells.get(("relayish-jit", row))
+    if not jit or jit.get("status") != "ok":
+        return None
+    others = [(cells[(impl, row)]["median_s"], impl) for impl in IMPLS
+              if impl not in RELAYISH and cells.get((impl, row), {}).get("status") == "ok"]
+    if not others:
+        return None
+    best, impl = min(others)
+    return jit["median_s"] / best, impl
+
+
+def format_table(cells: dict, rows: list[str], impls: list[str], w7_timed_runs: int = 3) -> str:
+    """The README table: one row per workload, median (min) per implementation, jit/best,
+    relayish-jit's first call; error messages and footnotes underneath."""
+    notes: dict[str, int] = {}
+    header = ["workload", *impls, "jit/best", "jit first call"]
+    body = []
+    for row in rows:
+        line = [row] + [cell_text(cells.get((impl, row)), notes) for impl in impls]
+        ratio = jit_over_best(row, cells)
+        if ratio is None:
+            line.append("—")
+        else:
+            r, best = ratio
+            line.append(f"{r:.{2 if r < 10 else 1 if r < 100 else 0}f}× ({best})")
+        jit = cells.get(("relayish-jit", row))
+        first = jit.get("first_s") if jit and jit.get("status") in ("ok", "fail") else None
+        line.append(fmt_time(first))
+        body.append(line)
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+
+    def render(r: list[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |"
+
+    out = [render(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|"] + [render(r) for r in body]
+    out.append("")
+    out.append("Cells: median time per call (min in the same unit) over the repeats; ✓ = every output within "
+               f"{TOLERANCE:g} relative error of the float64 reference; FAIL = outside it; — = not applicable.")
+    out.append("jit/best: relayish-jit's median over the best correct median of the non-relayish columns. "
+               "jit first call: relayish.compile + the first call, kernel cache empty unless --jit-cache.")
+    if any(c.get("python_floats") for c in cells.values()):
+        out.append("†: plain Python floats (float64), the spec's exception for W6.")
+    if any(row.startswith("W7") for row in rows):
+        out.append(f"W7: wall time of a fresh `python3 -c` process (one untimed run, then {w7_timed_runs} timed); "
+                   "cold = empty "
+                   "relayish cache every run, warm = a cache an earlier run filled (the same runs again for "
+                   "columns without a disk cache); import = `import <framework>` alone (relayish loads its "
+                   "layers, NumPy and Numba included, lazily at first use: that cost is in W7.cold).")
+    for message, number in notes.items():
+        out.append(f"[{number}] {message}")
+    return "\n".join(out)
+
+
+# -------------------------------------------------------------------------------------------
+# Command line
+
+
+def select_rows(only: str | None) -> list[str]:
+    if not only:
+        return list(ROWS)
+    chosen = []
+    for token in (t.strip() for t in only.split(",") if t.strip()):
+        matches = [r for r in ROWS if r == token or r.split(".")[0] == token]
+        if not matches:
+            raise SystemExit(f"--only: unknown workload {token!r} (choose from {', '.join(ROWS)} or W1..W7)")
+        chosen.extend(m for m in matches if m not in chosen)
+    return [r for r in ROWS if r in chosen]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", help="comma-separated workloads: W1, W2.vg, W7.cold, ... (default all)")
+    parser.add_argument("--impl", help=f"comma-separated implementations (default all available: {', '.join(IMPLS)})")
+    parser.add_argument("--quick", action="store_true", help="fewer repeats and shorter targets (not the protocol)")
+    parser.add_argument("--json", metavar="PATH", help="write every measurement to PATH")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="seconds per cell process (default 1800; 600 with --quick)")
+    parser.add_argument("--mem-limit", type=float, metavar="GB", default=None,
+                        help=f"kill a cell's process past this resident memory (default {MEMORY_LIMIT_GB:.1f})")
+    parser.add_argument("--jit-cache", metavar="DIR",
+                        help="relayish kernel cache for the W1-W6 cells (default: a fresh empty one per cell)")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--result", help=argparse.SUPPRESS)
+    parser.add_argument("--check-only", action="store_true", help=argparse.SUPPRESS)
+    options = parser.parse_args(argv)
+    if options.worker:
+        worker_main(options.worker, options.result, options.quick, not options.check_only)
+        return 0
+
+    started = time.perf_counter()
+    rows = select_rows(options.only)
+    wanted = [i.strip() for i in options.impl.split(",")] if options.impl else list(IMPLS)
+    for impl in wanted:
+        if impl not in IMPLS:
+            raise SystemExit(f"--impl: unknown implementation {impl!r} (choose from {', '.join(IMPLS)})")
+    impls = [i for i in IMPLS if i in wanted and available(i) and any(
+        supported(i, r) if r in TIMED_ROWS else w7_supported(i) for r in rows)]
+    missing = [i for i in IMPLS if i in wanted and not available(i)]
+    timeout = options.timeout or (600.0 if options.quick else 1800.0)
+
+    facts = machine_facts()
+    print(f"# relayish benchmarks: bench/workloads.py{' --quick' if options.quick else ''}")
+    print(format_facts(facts))
+    if missing:
+        print(f"not installed (columns left out): {', '.join(missing)}")
+    spec_notes = []
+    for row in rows:
+        if row in TIMED_ROWS:
+            spec_notes += spec_mismatches(row)
+    for note in spec_notes:
+        print(f"WARNING: reference differs from WORKLOADS.md: {note}")
+    print(flush=True)
+
+    cells: dict[tuple[str, str], dict] = {}
+    jobs = [(impl, row) for row in rows for impl in impls
+            if (supported(impl, row) if row in TIMED_ROWS else w7_supported(impl))]
+    for k, (impl, row) in enumerate(jobs, 1):
+        print(f"[{k:2d}/{len(jobs)}] {row:<12} {impl:<16}", end=" ", file=sys.stderr, flush=True)
+        if row in TIMED_ROWS:
+            cell = run_worker_process(impl, row, options.quick, timeout, options.jit_cache, options.mem_limit)
+        else:
+            cell = measure_w7(impl, row, options.quick, timeout, options.mem_limit)
+        cells[(impl, row)] = cell
+        shown = cell_text(cell, {}) if cell["status"] not in ("error", "timeout") else \
+            f"{cell['status'].upper()}: {' '.join(str(cell.get('message')).split())[:120]}"
+        print(shown, f"(first {fmt_time(cell.get('first_s'))}, "
+              f"{cell.get('process_wall_s', cell.get('wall_s', 0)):.1f} s)", file=sys.stderr, flush=True)
+
+    print(format_table(cells, rows, impls, 1 if options.quick else 3))
+    total = time.perf_counter() - started
+    print(f"\n(whole run: {total:.0f} s)")
+    if options.json:
+        record = {"facts": facts, "quick": options.quick, "rows": rows, "impls": impls, "missing": missing,
+                  "spec_mismatches": spec_notes, "total_s": total, "tolerance": TOLERANCE,
+                  "cells": [cells[k] for k in jobs]}
+        Path(options.json).write_text(json.dumps(record, indent=1, default=_json_default))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""``jit.compile(module, name)``: a callable running the global as generated Python over
+Numba kernels (re-exported as ``relayish.compile``).
+
+The program is type-checked and its ``Grad`` nodes expanded (as the evaluator does), then
+lowered once per distinct type of the arguments (dimension variables bound to the actual
+sizes); Numba specializes each kernel further on the arrays' layouts. ``.source`` shows the
+generated Python, for debugging.
+"""
+
+from __future__ import annotations
+
+import builtins
+import pickle
+import sys
+from typing import Any
+
+from relayish.errors import RelayRuntimeError
+from relayish.module import Module
+from relayish.traverse import globals_reached
+
+import numpy as np
+
+from relayish.expr import Function
+from relayish.types import FuncType
+from typecheck import infer
+
+from .kernels.registry import purge_numba_caches
+from .lower import CompileError, Lowering
+from .scalars import inward, outward
+
+
+RECURSION_LIMIT = 200_000  # non-tail calls deep; each costs a Python frame (~0.5 KB), not C stack
+
+
+class CompiledFunction:
+    """Global ``@name`` of ``module``, compiled for ``target``; call it with NumPy arrays."""
+
+    def __init__(self, module: Module, name: str, target: str = "cpu"):
+        from interp.evaluator import prepared
+
+        if name not in module:
+            raise KeyError(f"module has no global @{name}")
+        if target != "cpu":
+            raise ValueError(f"unknown target {target!r} (the CUDA target is not built yet)")
+        self.name = name
+        self.target = target
+        self.module = prepared(module)  # type-checked, Grad expanded
+        self.params = self.module[name].params
+        self.fn_type = declared_function_type(infer(self.module)[name])
+        self.specializations: dict[tuple, Any] = {}
+        self._program: tuple[str, Any] | None = None
+
+    def program(self) -> tuple[str, Any]:
+        """The generated source and the entry function (lowered on first use)."""
+        if self._program is None:
+            from typecheck import expr_types
+
+            roots = sorted(globals_reached(self.module, self.module[self.name]) | {self.name})
+            lowering = Lowering(self.module, expr_types(self.module), self.target)
+            source = lowering.program(roots)
+            namespace = dict(lowering.namespace)
+            exec(builtins.compile(source, f"<relayish jit @{self.name}>", "exec"), namespace)  # noqa: S102 - our own code
+            self._program = (source, namespace[lowering.global_names[self.name]])
+        return self._program
+
+    @property
+    def source(self) -> str:
+        return self.program()[0]
+
+    def __call__(self, *args: Any) -> Any:
+        from interp.values import check_value
+
+        if len(args) != len(self.params):
+            raise RelayRuntimeError(f"@{self.name} takes {len(self.params)} arguments, got {len(args)}")
+        dims: dict = {}
+        checked = [check_value(p.type_annotation, a, dims, f"argument %{p.name_hint} of @{self.name}")
+                   if p.type_annotation is not None else a for p, a in zip(self.params, args)]
+        key = tuple(value_type(a) for a in checked)
+        entry = self.specializations.get(key)
+        if entry is None:
+            entry = self.specializations[key] = self.program()[1]
+        try:
+            return self.run(entry, checked)
+        except (pickle.UnpicklingError, EOFError):  # a corrupted file of Numba's cache: drop it, compile again
+            purge_numba_caches()
+            return self.run(entry, checked)
+
+    def run(self, entry: Any, checked: list) -> Any:
+        fn_type = self.fn_type
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, RECURSION_LIMIT))  # Python-to-Python calls use no C stack (3.11)
+        try:
+            with np.errstate(all="ignore"):
+                result = entry(*(inward(a, t) for a, t in zip(checked, fn_type.params)))
+            return outward(result, fn_type.ret)
+        except RecursionError:
+            raise RelayRuntimeError(f"@{self.name}: non-tail recursion deeper than {RECURSION_LIMIT:,} calls in compiled "
+                                    "code (tail calls are loops; relayish.evaluate has no such limit)") from None
+        except (ZeroDivisionError, IndexError, ValueError, OverflowError) as err:
+            raise RelayRuntimeError(f"@{self.name}: {type(err).__name__}: {err}") from None
+        finally:
+            sys.setrecursionlimit(limit)
+
+
+def declared_function_type(fn: Function) -> FuncType:
+    """A typed global's type (``infer`` annotates every parameter and the result)."""
+    return FuncType([p.type_annotation for p in fn.params], fn.ret_type)
+
+
+def value_type(value: Any) -> Any:
+    """The specialization key of an argument: dtype and shape of tensors, structurally."""
+    if isinstance(value, tuple):
+        return tuple(value_type(v) for v in value)
+    if hasattr(value, "dtype") and hasattr(value, "shape"):
+        return (value.dtype.str, value.shape)
+    return type(value)
+
+
+def compile(module: Module, name: str, target: str = "cpu") -> CompiledFunction:  # noqa: A001 - the public name
+    """``@name`` of ``module`` compiled for ``target`` ("cpu")."""
+    return CompiledFunction(module, name, target)
+
+
+__all__ = ["CompileError", "CompiledFunction", "compile"]

@@ -1,0 +1,877 @@
+"""Kernels of the linear-algebra, convolution and pooling operators and of their gradient operators.
+
+Each generator bakes the operator's attributes (strides, padding, pool sizes, slice bounds, axes) into
+the kernel source as literals, so loop bounds and index arithmetic fold into constants, and generates
+rank-specific code; sizes stay dynamic. Attributes or ranks the reference rejects give a kernel that
+raises the reference's exception class; Numba has no float16, so float16 arguments get no kernel
+(the generator raises NotImplementedError).
+
+Design choices, measured on the 2-core development machine with ``OPENBLAS_NUM_THREADS=1`` (NumPy and
+Numba call two different OpenBLAS builds whose spinning thread pools fight over 2 cores when their calls
+alternate, which makes multi-threaded timings of either erratic); ms per call, float32 unless said:
+
+- Integer products (matmul, dense, conv2d and its gradients) are loops accumulating in int64 or uint64,
+  stored truncated: exact, wrapping as NumPy does (int32 dense (64,784)x(256,784): 0.8-1.2 vs NumPy 10.5).
+  Float products call ``np.dot`` on contiguous 2-D operands (BLAS), which sums in its own order, so
+  float results match the reference within ``rtol * (|a| @ |b|)`` (rtol 1e-5 float32, 1e-12 float64;
+  the reference's own BLAS error is of that size). dense (64,784)x(256,784): 0.30 vs NumPy 0.35.
+- Float conv2d and both of its gradients use im2col + ``np.dot`` (backward_weight builds the rows
+  layout (N*OH*OW, C*KH*KW) so the product is a plain NN gemm: 0.91 instead of 1.27). Direct loops lose
+  at both LeNet sizes (im2col / direct loops / NumPy reference):
+  x (16,1,28,28) w (20,1,5,5): conv2d 0.11 / 0.39 / 0.48, backward_input 0.11 / 0.40 / 0.68,
+  backward_weight 0.44 / 3.6 / 0.54; x (16,20,12,12) w (50,20,5,5): conv2d 0.77 / 4.2 / 1.23,
+  backward_input 0.73 / 5.2 / 1.96, backward_weight 0.91 / 14.6 / 1.19.
+- max_pool2d and avg_pool2d read a copy of x padded as the reference pads it (the lowest value, zeros),
+  so every window loop has a constant trip count: (16,20,24,24) pool 2: 0.021 / 0.027 vs NumPy 3.6 / 1.6;
+  pool 3 stride 1 padding 1: 0.44 (1.85 when clipping each window) vs 20. avg_pool2d sums each window
+  row as NumPy's pairwise sum does, then the rows in order, which is NumPy 2's order for
+  ``windows.sum(axis=(4, 5))``: bit for bit in every case tried (the tests allow 1e-6 / 1e-15 of the
+  window's sum of magnitudes, should NumPy change its order).
+- The pooling gradients clip windows to the image (padding is never read, so it never wins) and add in
+  reverse window order, which is the reference's order of sums (it adds window taps in row-major tap
+  order): exact. max_pool2d_backward and max_pool2d_gather first find every window's first maximum with
+  branch-free selects (NaN: ``not (v <= m) and m == m``) into an index array, then scatter or gather:
+  0.18 / 0.16 vs 0.8 / 1.0 for one loop doing both, vs NumPy 4.9 / 5.1.
+- The shape-only gradients (strided_slice, take, concatenate, pad) are exact; concatenate_backward and
+  pad_backward return views of g.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Sequence
+
+import numpy as np
+
+from .registry import ArgType, generator
+
+_HEADER = "import numpy as np\nimport numba\n"
+_LIMIT = 2**62  # slice bounds beyond any array size clamp to this (keeps them in int64)
+
+
+def _module(*parts: str) -> str:
+    """A kernel module: the imports, then each part (dedented)."""
+    return _HEADER + "".join("\n\n" + textwrap.dedent(part).strip("\n") + "\n" for part in parts)
+
+
+def _kernel(params: str, *body: str) -> str:
+    """The ``kernel`` function: its body is the parts (each dedented) one after another."""
+    lines = "\n".join(textwrap.indent(textwrap.dedent(part).strip("\n"), "    ") for part in body)
+    return f"@numba.njit(cache=True)\ndef kernel({params}):\n{lines}\n"
+
+
+def _raising(count: int, message: str) -> str:
+    """A kernel of ``count`` arguments raising ValueError: what the reference does for these attributes and ranks."""
+    params = ", ".join(f"a{i}" for i in range(count))
+    return _module(
+        f"""
+        @numba.njit(cache=True)
+        def kernel({params}):
+            raise ValueError({message!r})
+        """
+    )
+
+
+def _np(dtype: str) -> str:
+    """The NumPy scalar type of a dtype name, as kernel source."""
+    return "np.bool_" if dtype == "bool" else f"np.{dtype}"
+
+
+def _is_float(dtype: str) -> bool:
+    return np.dtype(dtype).kind == "f"
+
+
+def _acc(dtype: str) -> str:
+    """The accumulator type: the dtype for floats; int64 or uint64 for integers (wrapping, truncated on store)."""
+    kind = np.dtype(dtype).kind
+    return _np(dtype) if kind == "f" else ("np.uint64" if kind == "u" else "np.int64")
+
+
+def _no_float16(op: str, args: Sequence[ArgType]) -> None:
+    if any(a.dtype == "float16" for a in args):
+        raise NotImplementedError(f"{op}: Numba has no float16, so there is no float16 kernel")
+
+
+def _shape_tuple(dims: Sequence[str]) -> str:
+    return "(" + "".join(f"{d}, " for d in dims) + ")"
+
+
+def _product(dims: Sequence[str]) -> str:
+    return " * ".join(dims) or "1"
+
+
+# Matrix products ------------------------------------------------------------------------------
+
+def _matmul_helpers(dtype: str) -> str:
+    """``_mm(a, b, out)``: out = a @ b for 2-D a (m, k), b (k, n): BLAS for floats, exact loops for integers."""
+    if _is_float(dtype):
+        return """
+            @numba.njit(cache=True)
+            def _mm(a, b, out):
+                if out.size == 0:
+                    return
+                if a.shape[1] == 0:
+                    out[:] = 0
+                    return
+                np.dot(a, b, out)
+            """
+    acc = _acc(dtype)
+    return f"""
+        @numba.njit(cache=True)
+        def _mm(a, b, out):
+            m, k = a.shape
+            n = b.shape[1]
+            row = np.empty(n, {acc})
+            for i in range(m):
+                row[:] = 0
+                for p in range(k):
+                    av = {acc}(a[i, p])
+                    for j in range(n):
+                        row[j] += av * {acc}(b[p, j])
+                for j in range(n):
+                    out[i, j] = row[j]
+        """
+
+
+@generator("matmul")
+def matmul(attrs: dict, args: list[ArgType]) -> str:
+    """np.matmul of ranks >= 2: the batch axes broadcast, each batch entry is one 2-D product."""
+    _no_float16("matmul", args)
+    a, b = args
+    if min(a.rank, b.rank) < 2:
+        return _raising(2, f"matmul: both operands need rank >= 2, not {a.rank} and {b.rank}")
+    dtype = _np(a.dtype)
+    batch = max(a.rank, b.rank) - 2
+    lines = [
+        f"m = a.shape[{a.rank - 2}]",
+        f"k = a.shape[{a.rank - 1}]",
+        f"n = b.shape[{b.rank - 1}]",
+        f"if b.shape[{b.rank - 2}] != k:",
+        "    raise ValueError('matmul: the inner dimensions of the operands differ (a (..., m, k) @ b (..., k, n))')",
+    ]
+    for i in range(batch):
+        ia, ib = i - (batch - a.rank + 2), i - (batch - b.rank + 2)
+        lines += [
+            f"da{i} = {f'a.shape[{ia}]' if ia >= 0 else '1'}",
+            f"db{i} = {f'b.shape[{ib}]' if ib >= 0 else '1'}",
+            f"if da{i} != db{i} and da{i} != 1 and db{i} != 1:",
+            "    raise ValueError('matmul: the batch dimensions of the operands do not broadcast')",
+            f"o{i} = db{i} if da{i} == 1 else da{i}",
+        ]
+    lines += ["pa = 1", "pb = 1"]
+    for i in reversed(range(batch)):  # row-major strides of the batch entries; 0 along broadcast axes
+        lines += [f"sa{i} = 0 if da{i} == 1 else pa", f"pa *= da{i}"]
+        lines += [f"sb{i} = 0 if db{i} == 1 else pb", f"pb *= db{i}"]
+    out_dims = [f"o{i}" for i in range(batch)]
+    lines += [
+        "a3 = np.ascontiguousarray(a).reshape((pa, m, k))",
+        "b3 = np.ascontiguousarray(b).reshape((pb, k, n))",
+        f"out = np.empty({_shape_tuple(out_dims + ['m', 'n'])}, {dtype})",
+        f"o3 = out.reshape(({_product(out_dims)}, m, n))",
+        "t = 0",
+    ]
+    for i in range(batch):
+        lines.append("    " * i + f"for i{i} in range(o{i}):")
+    offset_a = " + ".join(f"i{i} * sa{i}" for i in range(batch)) or "0"
+    offset_b = " + ".join(f"i{i} * sb{i}" for i in range(batch)) or "0"
+    lines += [
+        "    " * batch + f"_mm(a3[{offset_a}], b3[{offset_b}], o3[t])",
+        "    " * batch + "t += 1",
+        "return out",
+    ]
+    return _module(_matmul_helpers(a.dtype), _kernel("a, b", "\n".join(lines)))
+
+
+@generator("dense")
+def dense(attrs: dict, args: list[ArgType]) -> str:
+    """x @ w.T (+ b) as one 2-D product of x's rows with w's rows, then the bias added in place."""
+    _no_float16("dense", args)
+    x, w = args[0], args[1]
+    params = "x, w, b" if len(args) == 3 else "x, w"
+    if w.rank != 2:
+        return _raising(len(args), f"dense: the weight needs shape (units, in_features), not rank {w.rank}")
+    if x.rank == 0:
+        return _raising(len(args), "dense: the input needs rank >= 1, not 0")
+    dtype, acc = _np(x.dtype), _acc(x.dtype)
+    rows = [f"x.shape[{i}]" for i in range(x.rank - 1)]
+    if _is_float(x.dtype):
+        product = "_mm(x2, np.ascontiguousarray(w).T, out)"
+        helper = _matmul_helpers(x.dtype)
+    else:
+        product = "_mt(x2, np.ascontiguousarray(w), out)"
+        helper = f"""
+            @numba.njit(cache=True)
+            def _mt(x, w, out):
+                m, k = x.shape
+                u = w.shape[0]
+                for i in range(m):
+                    for j in range(u):
+                        total = {acc}(0)
+                        for p in range(k):
+                            total += {acc}(x[i, p]) * {acc}(w[j, p])
+                        out[i, j] = total
+            """
+    result = f"out.reshape({_shape_tuple(rows + ['u'])})"
+    if len(args) == 2:
+        tail = f"return {result}"
+    elif args[2].rank == 1:
+        tail = f"""
+            bc = np.ascontiguousarray(b)
+            if bc.shape[0] != u and bc.shape[0] != 1:
+                raise ValueError('dense: the bias does not broadcast to the units (weight rows)')
+            for i in range(mrows):
+                for j in range(u):
+                    out[i, j] += bc[j if bc.shape[0] == u else 0]
+            return {result}
+            """
+    else:
+        tail = f"return {result} + b"
+    head = f"""
+        k = x.shape[{x.rank - 1}]
+        u = w.shape[0]
+        if w.shape[1] != k:
+            raise ValueError('dense: the input does not have as many features as the weight (units, in_features)')
+        mrows = {_product(rows)}
+        x2 = np.ascontiguousarray(x).reshape((mrows, k))
+        out = np.empty((mrows, u), {dtype})
+        {product}
+        """
+    return _module(helper, _kernel(params, head, tail))
+
+
+# Convolution ----------------------------------------------------------------------------------
+
+_CONV_SHAPES = {  # where N, C, H, W and O, KH, KW come from, and the name of the gradient argument
+    "conv2d": ("x", "w", None),
+    "conv2d_backward_input": ("like", "w", "g"),
+    "conv2d_backward_weight": ("x", "like", "g"),
+}
+_CONV_PARAMS = {"conv2d": "x, w", "conv2d_backward_input": "g, w, like", "conv2d_backward_weight": "g, x, like"}
+
+
+def _conv_preamble(op: str, strides: tuple, padding: tuple, dilation: tuple) -> str:
+    """Sizes, the reference's ValueError checks, and OH, OW."""
+    image, weight, gradient = _CONV_SHAPES[op]
+    (sh, sw), (ph, pw), (dh, dw) = strides, padding, dilation
+    code = f"""
+        N, C, H, W = {image}.shape
+        O, CW, KH, KW = {weight}.shape
+        if CW != C:
+            raise ValueError('{op}: the input (NCHW) and the weight (OIHW) differ in the number of channels')
+        if KH < 1 or KW < 1:
+            raise ValueError('{op}: the kernel window must be at least 1 x 1')
+        if H + {2 * ph} < {dh} * (KH - 1) + 1 or W + {2 * pw} < {dw} * (KW - 1) + 1:
+            raise ValueError('{op}: the (dilated) kernel window does not fit in the padded input')
+        OH = (H + {2 * ph} - {dh} * (KH - 1) - 1) // {sh} + 1
+        OW = (W + {2 * pw} - {dw} * (KW - 1) - 1) // {sw} + 1
+        """
+    if gradient:
+        code += f"""
+        if {gradient}.shape != (N, O, OH, OW):
+            raise ValueError('{op}: the gradient does not have the shape of the conv2d result (N, O, OH, OW)')
+        """
+    return code
+
+
+def _padded(name: str, dtype: str, padding: tuple) -> str:
+    """``xp``: the NCHW ``name`` zero-padded (contiguous)."""
+    ph, pw = padding
+    if ph == pw == 0:
+        return f"xp = np.ascontiguousarray({name})"
+    return f"""
+        xp = np.zeros((N, C, H + {2 * ph}, W + {2 * pw}), {dtype})
+        xp[:, :, {ph}:{ph} + H, {pw}:{pw} + W] = {name}
+        """
+
+
+def _conv_helpers(op: str, strides: tuple, dilation: tuple) -> str:
+    """The float path's data movement, one helper per operator: ``_im2col`` puts image n's window taps
+    (c, p, q) in the rows of ``cols`` (K, OH * OW); ``_col2im`` adds such columns back into padded image n;
+    ``_im2row`` puts them in the columns of ``rows`` (N * OH * OW, K), from row ``at`` on."""
+    (sh, sw), (dh, dw) = strides, dilation
+    tap = f"i * {sh} + p * {dh}, j * {sw} + q * {dw}"
+    if op == "conv2d":
+        return f"""
+            @numba.njit(cache=True)
+            def _im2col(xp, n, cols, kh, kw, oh, ow):
+                for c in range(xp.shape[1]):
+                    for p in range(kh):
+                        for q in range(kw):
+                            r = (c * kh + p) * kw + q
+                            for i in range(oh):
+                                for j in range(ow):
+                                    cols[r, i * ow + j] = xp[n, c, {tap}]
+            """
+    if op == "conv2d_backward_input":
+        return f"""
+            @numba.njit(cache=True)
+            def _col2im(cols, dxp, n, kh, kw, oh, ow):
+                for c in range(dxp.shape[1]):
+                    for p in range(kh):
+                        for q in range(kw):
+                            r = (c * kh + p) * kw + q
+                            for i in range(oh):
+                                for j in range(ow):
+                                    dxp[n, c, {tap}] += cols[r, i * ow + j]
+            """
+    return f"""
+        @numba.njit(cache=True)
+        def _im2row(xp, n, rows, at, kh, kw, oh, ow):
+            for i in range(oh):
+                for j in range(ow):
+                    t = at + i * ow + j
+                    for c in range(xp.shape[1]):
+                        for p in range(kh):
+                            for q in range(kw):
+                                rows[t, (c * kh + p) * kw + q] = xp[n, c, {tap}]
+        """
+
+
+def _conv_body(op: str, dtype_name: str, strides: tuple, padding: tuple, dilation: tuple) -> tuple[str, ...]:
+    """The computation after the preamble: im2col + BLAS for floats, direct exact loops for integers."""
+    dtype, acc = _np(dtype_name), _acc(dtype_name)
+    (sh, sw), (ph, pw), (dh, dw) = strides, padding, dilation
+    tap = f"i * {sh} + p * {dh}, j * {sw} + q * {dw}"
+    crop = f"np.ascontiguousarray(dxp[:, :, {ph}:{ph} + H, {pw}:{pw} + W])" if ph or pw else "dxp"
+    padded = _padded("x", dtype, padding)
+    if _is_float(dtype_name):
+        if op == "conv2d":
+            return padded, f"""
+                K = C * KH * KW
+                P = OH * OW
+                w2 = np.ascontiguousarray(w).reshape((O, K))
+                out = np.empty((N, O, OH, OW), {dtype})
+                o3 = out.reshape((N, O, P))
+                cols = np.empty((K, P), {dtype})
+                for n in range(N):
+                    _im2col(xp, n, cols, KH, KW, OH, OW)
+                    _mm(w2, cols, o3[n])
+                return out
+                """
+        if op == "conv2d_backward_input":
+            return (f"""
+                K = C * KH * KW
+                P = OH * OW
+                g3 = np.ascontiguousarray(g).reshape((N, O, P))
+                w2 = np.ascontiguousarray(w).reshape((O, K))
+                dxp = np.zeros((N, C, H + {2 * ph}, W + {2 * pw}), {dtype})
+                cols = np.empty((K, P), {dtype})
+                for n in range(N):
+                    _mm(w2.T, g3[n], cols)
+                    _col2im(cols, dxp, n, KH, KW, OH, OW)
+                return {crop}
+                """,)
+        return padded, f"""
+            K = C * KH * KW
+            P = OH * OW
+            g3 = np.ascontiguousarray(g).reshape((N, O, P))
+            gt = np.empty((O, N * P), {dtype})
+            rows = np.empty((N * P, K), {dtype})
+            for n in range(N):
+                for o in range(O):
+                    gt[o, n * P:(n + 1) * P] = g3[n, o]
+                _im2row(xp, n, rows, n * P, KH, KW, OH, OW)
+            dw = np.empty((O, K), {dtype})
+            _mm(gt, rows, dw)
+            return dw.reshape((O, C, KH, KW))
+            """
+    if op == "conv2d":
+        return padded, f"""
+            wc = np.ascontiguousarray(w)
+            out = np.zeros((N, O, OH, OW), {dtype})
+            for n in range(N):
+                for o in range(O):
+                    for c in range(C):
+                        for p in range(KH):
+                            for q in range(KW):
+                                wv = {acc}(wc[o, c, p, q])
+                                for i in range(OH):
+                                    for j in range(OW):
+                                        out[n, o, i, j] += wv * {acc}(xp[n, c, {tap}])
+            return out
+            """
+    if op == "conv2d_backward_input":
+        return (f"""
+            gc = np.ascontiguousarray(g)
+            wc = np.ascontiguousarray(w)
+            dxp = np.zeros((N, C, H + {2 * ph}, W + {2 * pw}), {dtype})
+            for n in range(N):
+                for o in range(O):
+                    for c in range(C):
+                        for p in range(KH):
+                            for q in range(KW):
+                                wv = {acc}(wc[o, c, p, q])
+                                for i in range(OH):
+                                    for j in range(OW):
+                                        dxp[n, c, {tap}] += wv * {acc}(gc[n, o, i, j])
+            return {crop}
+            """,)
+    return padded, f"""
+        gc = np.ascontiguousarray(g)
+        dw = np.empty((O, C, KH, KW), {dtype})
+        for o in range(O):
+            for c in range(C):
+                for p in range(KH):
+                    for q in range(KW):
+                        total = {acc}(0)
+                        for n in range(N):
+                            for i in range(OH):
+                                for j in range(OW):
+                                    total += {acc}(gc[n, o, i, j]) * {acc}(xp[n, c, {tap}])
+                        dw[o, c, p, q] = total
+        return dw
+        """
+
+
+@generator("conv2d")
+def conv2d(attrs: dict, args: list[ArgType]) -> str:
+    """Cross-correlation of NCHW x with OIHW w, specialized to strides, padding and dilation."""
+    return _conv_source("conv2d", attrs, args)
+
+
+@generator("conv2d_backward_input")
+def conv2d_backward_input(attrs: dict, args: list[ArgType]) -> str:
+    """Each output gradient times each kernel tap, added back where the tap read (g, w, like)."""
+    return _conv_source("conv2d_backward_input", attrs, args)
+
+
+@generator("conv2d_backward_weight")
+def conv2d_backward_weight(attrs: dict, args: list[ArgType]) -> str:
+    """Each weight tap's gradient: the output gradients against the inputs it read (g, x, like)."""
+    return _conv_source("conv2d_backward_weight", attrs, args)
+
+
+def _conv_source(op: str, attrs: dict, args: Sequence[ArgType]) -> str:
+    _no_float16(op, args)
+    strides, padding, dilation = attrs["strides"], attrs["padding"], attrs["dilation"]
+    if any(a.rank != 4 for a in args):
+        ranks = [a.rank for a in args]
+        return _raising(len(args), f"{op}: every argument must have rank 4 (NCHW, OIHW), not {ranks}")
+    if min(strides + dilation) < 1 or min(padding) < 0:
+        message = f"{op}: strides {strides} and dilation {dilation} must be >= 1, padding {padding} >= 0"
+        return _raising(len(args), message)
+    dtype = args[0].dtype
+    helpers = [_conv_helpers(op, strides, dilation), _matmul_helpers(dtype)] if _is_float(dtype) else []
+    preamble = _conv_preamble(op, strides, padding, dilation)
+    return _module(*helpers, _kernel(_CONV_PARAMS[op], preamble, *_conv_body(op, dtype, strides, padding, dilation)))
+
+
+# Pooling --------------------------------------------------------------------------------------
+
+def _pool_geometry(op: str, attrs: dict, args: Sequence[ArgType]) -> tuple[tuple, tuple, tuple] | str:
+    """(pool_size, strides, padding), or the source of the kernel raising what the reference raises."""
+    _no_float16(op, args)
+    pool, padding = attrs["pool_size"], attrs["padding"]
+    strides = attrs["strides"] or pool
+    if any(a.rank != 4 for a in args):
+        ranks = [a.rank for a in args]
+        return _raising(len(args), f"{op}: every argument must be an NCHW tensor of rank 4, not ranks {ranks}")
+    if min(pool + strides) < 1 or min(padding) < 0:
+        return _raising(len(args), f"{op}: pool_size {pool} and strides {strides} must be >= 1, padding {padding} >= 0")
+    return pool, strides, padding
+
+
+def _pool_preamble(op: str, dtype: str, pool: tuple, strides: tuple, padding: tuple, fill: str | None = None) -> str:
+    """Sizes, the window check, OH, OW and ``xc``: x contiguous, or (``fill``) x padded with fill."""
+    (kh, kw), (sh, sw), (ph, pw) = pool, strides, padding
+    code = textwrap.dedent(f"""
+        N, C, H, W = x.shape
+        if H + {2 * ph} < {kh} or W + {2 * pw} < {kw}:
+            raise ValueError('{op}: the pooling window does not fit in the padded input')
+        OH = (H + {2 * ph} - {kh}) // {sh} + 1
+        OW = (W + {2 * pw} - {kw}) // {sw} + 1
+        """)
+    if fill is None or ph == pw == 0:
+        return code + "xc = np.ascontiguousarray(x)\n"
+    return code + (
+        f"xc = np.full((N, C, H + {2 * ph}, W + {2 * pw}), {fill}, {dtype})\n"
+        f"xc[:, :, {ph}:{ph} + H, {pw}:{pw} + W] = x\n"
+    )
+
+
+def _pool_loops(pool: tuple, strides: tuple, padding: tuple | None, body: str, reverse: bool = False) -> str:
+    """Loops over every window (n, c, i, j) running ``body`` (dedented) with the window's rows hlo:hhi
+    and columns wlo:whi: clipped to the image for ``padding``, or (None) the whole window in a padded xc.
+    ``reverse`` visits the windows in reverse row-major order."""
+    (kh, kw), (sh, sw) = pool, strides
+    ph, pw = padding or (0, 0)
+    order = ("range(OH - 1, -1, -1)", "range(OW - 1, -1, -1)") if reverse else ("range(OH)", "range(OW)")
+    rows = f"hlo = max(i * {sh} - {ph}, 0)\nhhi = min(i * {sh} - {ph} + {kh}, H)" if ph else (
+        f"hlo = i * {sh}\nhhi = hlo + {kh}"
+    )
+    cols = f"wlo = max(j * {sw} - {pw}, 0)\nwhi = min(j * {sw} - {pw} + {kw}, W)" if pw else (
+        f"wlo = j * {sw}\nwhi = wlo + {kw}"
+    )
+    return (
+        "for n in range(N):\n    for c in range(C):\n"
+        f"        for i in {order[0]}:\n{textwrap.indent(rows, ' ' * 12)}\n"
+        f"            for j in {order[1]}:\n{textwrap.indent(cols, ' ' * 16)}\n"
+        + textwrap.indent(textwrap.dedent(body).strip("\n"), " " * 16)
+    )
+
+
+def _first_maximum(dtype: str, clipped: bool) -> str:
+    """Body setting ``at`` to the flat index (a * W + b) of the window's first maximum in row-major order,
+    a NaN counting as the maximum, or to -1 for a window wholly in the padding (``clipped`` windows only).
+    Branch-free selects: ``not (v <= m) and m == m`` is "v beats m" with NaNs (2x faster than branching)."""
+    better = "(not (v <= m)) & (m == m)" if _is_float(dtype) else "v > m"
+    scan = f"""
+        m = xc[n, c, hlo, wlo]
+        at = hlo * W + wlo
+        for a in range(hlo, hhi):
+            for b in range(wlo, whi):
+                v = xc[n, c, a, b]
+                better = {better}
+                m = v if better else m
+                at = a * W + b if better else at
+        """
+    scan = textwrap.dedent(scan).strip("\n")
+    return "at = -1\nif hlo < hhi and wlo < whi:\n" + textwrap.indent(scan, "    ") if clipped else scan
+
+
+def _pairwise(term: str, count: int, lo: int = 0) -> str:
+    """NumPy's pairwise summation of term.format(lo) .. term.format(lo + count - 1) as an expression
+    (numpy/_core/src/umath/loops_utils.h.src: sequential below 8 terms, 8 interleaved partial sums up to
+    128, halves beyond)."""
+    if count < 8:
+        return "(" + " + ".join(term.format(lo + i) for i in range(count)) + ")"
+    if count <= 128:
+        whole = count - count % 8
+        lanes = ["(" + " + ".join(term.format(lo + i + lane) for i in range(0, whole, 8)) + ")" for lane in range(8)]
+        r = lanes
+        tree = f"((({r[0]} + {r[1]}) + ({r[2]} + {r[3]})) + (({r[4]} + {r[5]}) + ({r[6]} + {r[7]})))"
+        return "(" + " + ".join([tree] + [term.format(lo + i) for i in range(whole, count)]) + ")"
+    half = count // 2 - (count // 2) % 8
+    return f"({_pairwise(term, half, lo)} + {_pairwise(term, count - half, lo + half)})"
+
+
+@generator("max_pool2d")
+def max_pool2d(attrs: dict, args: list[ArgType]) -> str:
+    """The maximum over each window of x padded with the lowest value (NaN wins)."""
+    geometry = _pool_geometry("max_pool2d", attrs, args)
+    if isinstance(geometry, str):
+        return geometry
+    dtype_name = args[0].dtype
+    dtype = _np(dtype_name)
+    if _is_float(dtype_name):
+        lowest, start, track, result = f"{dtype}(-np.inf)", "nan = False", "nan |= v != v", "np.nan if nan else m"
+    else:
+        lowest, start, track, result = f"{dtype}({np.iinfo(dtype_name).min})", "", "", "m"
+    body = f"""
+        m = {lowest}
+        {start}
+        for a in range(hlo, hhi):
+            for b in range(wlo, whi):
+                v = xc[n, c, a, b]
+                m = v if v > m else m
+                {track}
+        out[n, c, i, j] = {result}
+        """
+    return _module(
+        _kernel(
+            "x",
+            _pool_preamble("max_pool2d", dtype, *geometry, fill=lowest),
+            f"out = np.empty((N, C, OH, OW), {dtype})",
+            _pool_loops(geometry[0], geometry[1], None, body),
+            "return out",
+        )
+    )
+
+
+@generator("avg_pool2d")
+def avg_pool2d(attrs: dict, args: list[ArgType]) -> str:
+    """Each row of each zero-padded window summed as NumPy's pairwise sum does, the rows added in order
+    (NumPy's order for windows.sum(axis=(4, 5))), then divided."""
+    geometry = _pool_geometry("avg_pool2d", attrs, args)
+    if isinstance(geometry, str):
+        return geometry
+    (kh, kw), _, (ph, pw) = geometry
+    dtype = _np(args[0].dtype)
+    if kw < 8:
+        row = f"row = {dtype}(0)\nfor b in range(wlo, whi):\n    row += xc[n, c, a, b]"
+    else:
+        row = f"row = {_pairwise('xc[n, c, a, wlo + {}]', kw)}"
+    if attrs["count_include_pad"]:
+        divide = f"out[n, c, i, j] = total / {dtype}({kh * kw})"
+    else:  # the in-image part of the window, in padded coordinates
+        divide = (
+            f"count = max(min(hhi, {ph} + H) - max(hlo, {ph}), 0) * max(min(whi, {pw} + W) - max(wlo, {pw}), 0)\n"
+            f"out[n, c, i, j] = total / {dtype}(count) if count > 0 else np.nan"
+        )
+    body = f"total = {dtype}(0)\nfor a in range(hlo, hhi):\n{textwrap.indent(row, '    ')}\n    total += row\n{divide}"
+    return _module(
+        _kernel(
+            "x",
+            _pool_preamble("avg_pool2d", dtype, *geometry, fill=f"{dtype}(0)"),
+            f"out = np.empty((N, C, OH, OW), {dtype})",
+            _pool_loops(geometry[0], geometry[1], None, body),
+            "return out",
+        )
+    )
+
+
+@generator("max_pool2d_backward")
+def max_pool2d_backward(attrs: dict, args: list[ArgType]) -> str:
+    """Each window's g added at its first maximum: the maxima first (a loop without stores that may
+    collide, 2x faster), then the sums over the windows in reverse order (the reference's order of sums)."""
+    geometry = _pool_geometry("max_pool2d_backward", attrs, args)
+    if isinstance(geometry, str):
+        return geometry
+    pool, strides, padding = geometry
+    dtype = _np(args[0].dtype)
+    check = """
+        if g.shape != (N, C, OH, OW):
+            raise ValueError('max_pool2d_backward: the gradient does not have the shape of the max_pool2d result')
+        idx = np.empty((N, C, OH, OW), np.int64)
+        """
+    body = _first_maximum(args[1].dtype, padding != (0, 0)) + "\nidx[n, c, i, j] = at"
+    scatter = f"""
+        gc = np.ascontiguousarray(g)
+        dx = np.zeros((N, C, H * W), {dtype})
+        for n in range(N):
+            for c in range(C):
+                for i in range(OH - 1, -1, -1):
+                    for j in range(OW - 1, -1, -1):
+                        at = idx[n, c, i, j]
+                        if at >= 0:
+                            dx[n, c, at] += gc[n, c, i, j]
+        return dx.reshape((N, C, H, W))
+        """
+    return _module(
+        _kernel(
+            "g, x",
+            _pool_preamble("max_pool2d_backward", dtype, *geometry),
+            check,
+            _pool_loops(pool, strides, padding, body),
+            scatter,
+        )
+    )
+
+
+@generator("max_pool2d_gather")
+def max_pool2d_gather(attrs: dict, args: list[ArgType]) -> str:
+    """h at each window's first maximum of x (0 for a window wholly in the padding); the maxima first,
+    as in max_pool2d_backward (a loop picking h's values as it goes is 4x slower)."""
+    geometry = _pool_geometry("max_pool2d_gather", attrs, args)
+    if isinstance(geometry, str):
+        return geometry
+    pool, strides, padding = geometry
+    dtype = _np(args[0].dtype)
+    check = """
+        if h.shape != x.shape:
+            raise ValueError('max_pool2d_gather: h and x must have the same shape')
+        idx = np.empty((N, C, OH, OW), np.int64)
+        """
+    body = _first_maximum(args[1].dtype, padding != (0, 0)) + "\nidx[n, c, i, j] = at"
+    pick = f"""
+        hf = np.ascontiguousarray(h).reshape((N, C, H * W))
+        out = np.empty((N, C, OH, OW), {dtype})
+        for n in range(N):
+            for c in range(C):
+                for i in range(OH):
+                    for j in range(OW):
+                        at = idx[n, c, i, j]
+                        out[n, c, i, j] = hf[n, c, at] if at >= 0 else 0
+        return out
+        """
+    return _module(
+        _kernel(
+            "h, x",
+            _pool_preamble("max_pool2d_gather", dtype, *geometry),
+            check,
+            _pool_loops(pool, strides, padding, body),
+            pick,
+        )
+    )
+
+
+@generator("avg_pool2d_backward")
+def avg_pool2d_backward(attrs: dict, args: list[ArgType]) -> str:
+    """Each window's g, divided as the forward mean divides, spread over its in-image elements; windows in
+    reverse order, which is the reference's order of sums."""
+    geometry = _pool_geometry("avg_pool2d_backward", attrs, args)
+    if isinstance(geometry, str):
+        return geometry
+    pool, strides, padding = geometry
+    dtype = _np(args[0].dtype)
+    if attrs["count_include_pad"]:
+        share = f"share = gc[n, c, i, j] / {dtype}({pool[0] * pool[1]})"
+    else:
+        share = (
+            f"count = (hhi - hlo) * (whi - wlo)\nif count == 0:\n    continue\nshare = gc[n, c, i, j] / {dtype}(count)"
+        )
+    body = share + "\nfor a in range(hlo, hhi):\n    for b in range(wlo, whi):\n        dx[n, c, a, b] += share"
+    check = """
+        if g.shape != (N, C, OH, OW):
+            raise ValueError('avg_pool2d_backward: the gradient does not have the shape of the avg_pool2d result')
+        """
+    return _module(
+        _kernel(
+            "g, x",
+            _pool_preamble("avg_pool2d_backward", dtype, *geometry),
+            check,
+            f"gc = np.ascontiguousarray(g)\ndx = np.zeros((N, C, H, W), {dtype})",
+            _pool_loops(pool, strides, padding, body, reverse=True),
+            "return dx",
+        )
+    )
+
+
+# Gradients of shape operators -----------------------------------------------------------------
+
+
+def _clamp(bound: int) -> int:
+    return max(-_LIMIT, min(_LIMIT, bound))
+
+
+@generator("strided_slice_backward")
+def strided_slice_backward(attrs: dict, args: list[ArgType]) -> str:
+    """Zeros of like's shape with g written through the slice (Numba slices clamp as Python does)."""
+    op = "strided_slice_backward"
+    _no_float16(op, args)
+    g, like = args
+    begin, end, strides, axes = attrs["begin"], attrs["end"], attrs["strides"], attrs["axes"]
+    axes = tuple(range(len(begin))) if axes is None else axes
+    strides = (1,) * len(begin) if strides is None else strides
+    if not len(begin) == len(end) == len(strides) == len(axes):
+        lengths = f"{len(begin)}, {len(end)}, {len(strides)} and {len(axes)}"
+        return _raising(2, f"{op}: begin, end, strides and axes have lengths {lengths}; they must be equal")
+    index = [":"] * like.rank
+    for axis, start, stop, step in zip(axes, begin, end, strides):
+        if not -like.rank <= axis < like.rank:
+            return _raising(2, f"{op}: axis {axis} is out of range for rank {like.rank}")
+        if index[axis % like.rank] != ":":
+            return _raising(2, f"{op}: axis {axis % like.rank} is sliced twice")
+        if step == 0:
+            return _raising(2, f"{op}: a stride is 0")
+        index[axis % like.rank] = f"{_clamp(start)}:{_clamp(stop)}:{step}"
+    dtype = _np(g.dtype)
+    message = f"{op}: the gradient does not have the shape of the strided_slice result"
+    if g.rank != like.rank:
+        return _raising(2, message)
+    if like.rank == 0:
+        return _module(_kernel("g, like", f"out = np.zeros((), {dtype})\nout[()] = g[()]\nreturn out"))
+    body = f"""
+        out = np.zeros(like.shape, {dtype})
+        view = out[{", ".join(index)}]
+        if view.shape != g.shape:
+            raise ValueError({message!r})
+        view[...] = g
+        return out
+        """
+    return _module(_kernel("g, like", body))
+
+
+@generator("take_backward")
+def take_backward(attrs: dict, args: list[ArgType]) -> str:
+    """Zeros of like's shape with g added at the indices, in the reference's order (np.add.at)."""
+    op = "take_backward"
+    _no_float16(op, args)
+    g, indices, like = args
+    axis = attrs["axis"]
+    dtype = _np(g.dtype)
+    if axis is not None and not -like.rank <= axis < like.rank:
+        return _raising(3, f"{op}: axis {axis} is out of range for rank {like.rank}")
+    if axis is None:
+        size, where, expected = "like.size", "the flattened data", "indices.shape"
+    else:
+        axis %= like.rank
+        size, where = f"like.shape[{axis}]", f"axis {axis}"
+        dims = [f"like.shape[{i}]" for i in range(axis)] + [f"indices.shape[{i}]" for i in range(indices.rank)]
+        expected = _shape_tuple(dims + [f"like.shape[{i}]" for i in range(axis + 1, like.rank)])
+    message = f"{op}: the gradient does not have the shape of the take result"
+    expected_rank = indices.rank if axis is None else like.rank - 1 + indices.rank
+    head = f"""
+        size = {size}
+        ic = indices.ravel()
+        for t in range(ic.size):
+            if np.int64(ic[t]) < 0 or np.int64(ic[t]) >= size:
+                raise IndexError('{op}: index ' + str(ic[t]) + ' is out of range for {where} of size ' + str(size))
+        """
+    if g.rank != expected_rank:  # after the index checks, as the reference
+        return _module(_kernel("g, indices, like", head, f"raise ValueError({message!r})"))
+    check = f"if g.shape != {expected}:\n    raise ValueError({message!r})"
+    if axis is None:
+        body = f"""
+            gc = g.ravel()
+            out = np.zeros(size, {dtype})
+            for t in range(ic.size):
+                out[ic[t]] += gc[t]
+            return out.reshape(like.shape)
+            """
+    else:
+        before = _product([f"like.shape[{i}]" for i in range(axis)])
+        after = _product([f"like.shape[{i}]" for i in range(axis + 1, like.rank)])
+        body = f"""
+            before = {before}
+            after = {after}
+            g3 = np.ascontiguousarray(g).reshape((before, ic.size, after))
+            out = np.zeros((before, size, after), {dtype})
+            for p in range(before):
+                for t in range(ic.size):
+                    k = ic[t]
+                    for q in range(after):
+                        out[p, k, q] += g3[p, t, q]
+            return out.reshape(like.shape)
+            """
+    return _module(_kernel("g, indices, like", head, check, body))
+
+
+@generator("concatenate_backward")
+def concatenate_backward(attrs: dict, args: list[ArgType]) -> str:
+    """The piece of g along axis that concatenate took from part ``index``: a view of g."""
+    op = "concatenate_backward"
+    _no_float16(op, args)
+    g, parts = args[0], args[1:]
+    axis, index = attrs["axis"], attrs["index"]
+    names = [f"x{k}" for k in range(len(parts))]
+    params = ", ".join(["g"] + names)
+    if not 0 <= index < len(parts):
+        return _raising(len(args), f"{op}: index {index} is out of range for {len(parts)} parts")
+    if not -g.rank <= axis < g.rank:
+        return _raising(len(args), f"{op}: axis {axis} is out of range for the gradient of rank {g.rank}")
+    axis %= g.rank
+    if any(p.rank != g.rank for p in parts):
+        return _raising(len(args), f"{op}: the parts do not all have the gradient's rank {g.rank}")
+    lines = []
+    for k, name in enumerate(names[1:], 2):
+        same = " or ".join(f"{name}.shape[{d}] != x0.shape[{d}]" for d in range(g.rank) if d != axis) or "False"
+        message = f"{op}: part {k} does not concatenate with part 1 along axis {axis}"
+        lines += [f"if {same}:", f"    raise ValueError({message!r})"]
+    joined = [f"x0.shape[{d}]" if d != axis else " + ".join(f"{n}.shape[{d}]" for n in names) for d in range(g.rank)]
+    start = " + ".join(f"{n}.shape[{axis}]" for n in names[:index]) or "0"
+    piece = [":"] * g.rank
+    piece[axis] = f"start:start + {names[index]}.shape[{axis}]"
+    lines += [
+        f"if g.shape != {_shape_tuple(joined)}:",
+        f"    raise ValueError('{op}: the gradient does not have the shape of the concatenate result')",
+        f"start = {start}",
+        f"return g[{', '.join(piece)}]",
+    ]
+    return _module(_kernel(params, "\n".join(lines)))
+
+
+@generator("pad_backward")
+def pad_backward(attrs: dict, args: list[ArgType]) -> str:
+    """g without the padding: a view of g."""
+    op = "pad_backward"
+    _no_float16(op, args)
+    g, x = args
+    widths = attrs["pad_width"]
+    if len(widths) != 2 * x.rank:
+        return _raising(2, f"{op}: pad_width needs {2 * x.rank} numbers for rank {x.rank}, not {len(widths)}")
+    if any(w < 0 for w in widths):
+        return _raising(2, f"{op}: pad_width {widths} has a negative number")
+    message = f"{op}: the gradient does not have the shape of the pad result"
+    if g.rank != x.rank:
+        return _raising(2, message)
+    if x.rank == 0:
+        return _module(_kernel("g, x", "return g.copy()"))
+    padded = [f"x.shape[{i}] + {widths[2 * i] + widths[2 * i + 1]}" for i in range(x.rank)]
+    piece = [f"{widths[2 * i]}:{widths[2 * i]} + x.shape[{i}]" for i in range(x.rank)]
+    body = f"""
+        if g.shape != {_shape_tuple(padded)}:
+            raise ValueError({message!r})
+        return g[{", ".join(piece)}]
+        """
+    return _module(_kernel("g, x", body))

@@ -1,0 +1,161 @@
+"""Kernels: one Numba function per (operator, attributes, argument types, target).
+
+Each operator has a *generator*: given the operator's full attributes and its arguments'
+concrete tensor types (dtype and rank; sizes stay dynamic), it returns the Python source
+of a module defining ``kernel(*arrays) -> array`` (decorated with ``numba.njit``).
+Attributes are baked into the source, so each kernel is specialized to them. The source
+is written as a real ``.py`` file under the cache directory (``RELAYISH_CACHE_DIR``,
+default ``~/.cache/relayish``) and imported from there, so Numba's own ``cache=True``
+keeps the machine code: a second process finds both and compiles nothing.
+
+Cache files are named by a hash of their source; a file whose content does not match its
+name (corrupted, truncated) is rewritten; files are written to a temporary name and
+renamed, so processes filling the cache at once never see half a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import attrs
+
+from relayish.types import BaseType, TensorType, Type
+
+Generator = Callable[[dict, Sequence["ArgType"]], str]
+
+GENERATORS: dict[str, Generator] = {}  # operator name -> kernel source generator (CPU)
+
+
+@attrs.frozen
+class ArgType:
+    """What a kernel is specialized to: the NumPy dtype name and the rank."""
+
+    dtype: str
+    rank: int
+
+    @staticmethod
+    def of(ty: Type) -> ArgType:
+        if not (isinstance(ty, TensorType) and isinstance(ty.dtype, BaseType)):
+            raise TypeError(f"kernels take tensors of a concrete dtype, not {ty}")
+        return ArgType(ty.dtype.to_numpy().name, ty.shape.rank)
+
+
+def generator(*names: str) -> Callable[[Generator], Generator]:
+    """Register a kernel source generator for operators ``names``."""
+
+    def register(fn: Generator) -> Generator:
+        for name in names:
+            if name in GENERATORS:
+                raise ValueError(f"operator {name} already has a kernel generator")
+            GENERATORS[name] = fn
+        return fn
+
+    return register
+
+
+def cache_dir() -> Path:
+    """``RELAYISH_CACHE_DIR``, else ``$XDG_CACHE_HOME/relayish``, else ``~/.cache/relayish``."""
+    configured = os.environ.get("RELAYISH_CACHE_DIR")
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "relayish"
+
+
+_KERNELS: dict[tuple, Callable[..., Any]] = {}  # in-memory: key -> compiled kernel
+COUNTERS = {"kernels_generated": 0}  # kernel modules written to the cache in this process
+
+
+def _key(name: str, attrs_: dict, args: Sequence[ArgType], target: str) -> tuple:
+    return (name, tuple(sorted((k, repr(v)) for k, v in attrs_.items())), tuple(args), target)
+
+
+FAMILIES = ("elementwise", "reduce", "shape", "nn")  # the modules of jit/kernels/ that register generators
+
+
+def load_generators() -> dict[str, Generator]:
+    for family in FAMILIES:
+        importlib.import_module(f"jit.kernels.{family}")
+    return GENERATORS
+
+
+def kernel(name: str, attrs_: dict, args: Sequence[ArgType], target: str = "cpu") -> Callable[..., Any]:
+    """The kernel of operator ``name`` for these attributes and argument types."""
+    load_generators()
+    key = _key(name, attrs_, args, target)
+    found = _KERNELS.get(key)
+    if found is None:
+        if target != "cpu":
+            raise ValueError(f"unknown target {target!r}")
+        if name not in GENERATORS:
+            raise NotImplementedError(f"operator {name} has no kernel")
+        source = GENERATORS[name](attrs_, list(args))
+        found = _KERNELS[key] = load(source, name)
+    return found
+
+
+def load(source: str, name: str) -> Callable[..., Any]:
+    """Import the kernel module of ``source`` from the cache directory (writing it first
+    when it is missing or does not match its name)."""
+    import numba
+
+    text = f"# relayish kernel for {name}; numba {numba.__version__}\n{source}"
+    digest = hashlib.sha256(text.encode()).hexdigest()[:24]
+    directory = cache_dir() / "kernels"
+    path = directory / f"k_{name}_{digest}.py"
+    if not _intact(path, text):
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp_", suffix=".py")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+        COUNTERS["kernels_generated"] += 1
+    module_name = f"relayish_kernels.{path.stem}"
+    module = sys.modules.get(module_name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module  # before running it, as importlib does: Numba's cache finds it there
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[module_name]
+            raise
+    return module.kernel
+
+
+def purge_numba_caches() -> int:
+    """Delete Numba's cached machine code of every kernel loaded here (used when a cache
+    file turns out to be corrupted: Numba writes atomically but does not check what it
+    reads); the kernels compile again at their next call. Returns the files removed."""
+    removed = 0
+    for fn in _KERNELS.values():
+        source = Path(getattr(fn, "py_func", fn).__code__.co_filename)
+        for stale in (source.parent / "__pycache__").glob(f"{source.stem}.*"):
+            stale.unlink(missing_ok=True)
+            removed += 1
+    return removed
+
+
+def _intact(path: Path, text: str) -> bool:
+    try:
+        return path.read_text(encoding="utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def compile_stats() -> dict[str, int]:
+    """Numba compilations and cache hits of every kernel loaded in this process."""
+    misses = hits = 0
+    for fn in _KERNELS.values():
+        stats = getattr(fn, "stats", None)
+        if stats is not None:
+            misses += sum(stats.cache_misses.values())
+            hits += sum(stats.cache_hits.values())
+    return {"compiled": misses, "cache_hits": hits, **COUNTERS}

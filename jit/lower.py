@@ -1,0 +1,367 @@
+"""Lowering: a typed module becomes Python source that calls kernels directly.
+
+Every global becomes a Python function, every closure a nested ``def``, references
+one-element lists, tuples Python tuples. Code is in A-normal form (each intermediate
+result gets a name, in evaluation order), so effects on references happen exactly in the
+order the evaluator performs them. A function that calls itself in tail position (a
+global, or a let-bound local function, which is what loops become) gets its body in a
+``while True:`` loop and the call becomes parameter reassignment, so a million-step
+recursive loop runs in constant stack. Operator calls go to kernels chosen from the
+static types of their arguments (dtype and rank), with the attributes baked in.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from typing import Any, Iterator
+
+import numpy as np
+
+from relayish.dims import Dim, as_dim
+from relayish.errors import RelayRuntimeError
+from relayish.expr import (
+    Ascribe, Call, Constant, Expr, Function, GlobalVar, If, Let, Op, Proj, RefNew, RefRead, RefWrite, Tuple,
+    Var, Zero,
+)  # fmt: skip
+from relayish.module import Module
+from relayish.ops.registry import lookup_op
+from relayish.traverse import free_vars
+from relayish.types import FloatType, Kind, Shape, TensorType, TupleType, Type, TypeVar
+
+from . import scalars
+from .kernels.registry import ArgType, kernel
+
+
+class CompileError(RelayRuntimeError):
+    """A program the JIT cannot compile (the evaluator can still run it)."""
+
+
+class Emitter:
+    """Lines of Python source with indentation."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.depth = 0
+
+    def line(self, text: str) -> None:
+        self.lines.append("    " * self.depth + text)
+
+    def source(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+class Lowering:
+    """Generates the Python source of a module's globals and the namespace it runs in."""
+
+    def __init__(self, module: Module, types: dict[int, Type], target: str = "cpu"):
+        self.module = module
+        self.types = types
+        self.target = target
+        self.namespace: dict[str, Any] = {"_unit": (), "_zeros": zeros, "_asarray": np.asarray, **scalars.NAMESPACE}
+        self.names: dict[int, str] = {}
+        self.used: set[str] = set(self.namespace)
+        self.kernels: dict[tuple, str] = {}
+        self.in_loop = False  # emitting the body of a while-True loop (a function's tail calls)
+        self.dim_names: list[str] = []  # dimension variables bound by the enclosing functions
+        self.global_names = {name: self.fresh(f"g_{name}") for name in module.functions}
+
+    # names -----------------------------------------------------------------------------
+    def fresh(self, hint: str) -> str:
+        base = re.sub(r"\W", "_", hint) or "v"
+        if base[0].isdigit() or keyword.iskeyword(base):
+            base = f"v_{base}"
+        name, k = base, 1
+        while name in self.used:
+            k += 1
+            name = f"{base}_{k}"
+        self.used.add(name)
+        return name
+
+    def bind(self, var: Var) -> str:
+        name = self.names[id(var)] = self.fresh(var.name_hint)
+        return name
+
+    def constant(self, value: Any, hint: str) -> str:
+        name = self.fresh(hint)
+        self.namespace[name] = value
+        return name
+
+    # the program -----------------------------------------------------------------------
+    def program(self, roots: list[str]) -> str:
+        em = Emitter()
+        for name in roots:
+            self.function(self.global_names[name], self.module[name], ("global", name), em)
+        return em.source()
+
+    def function(self, pyname: str, fn: Function, self_ref: tuple, em: Emitter) -> None:
+        factory = None
+        if self.in_loop:  # Python closures read variables when called; a loop rebinds them: capture now
+            own = self_ref[1] if self_ref[0] == "local" else None
+            free = [self.names[id(v)] for v in free_vars(fn) if v is not own and id(v) in self.names]
+            free = sorted(set(free) | set(self.dim_names))
+            factory = self.fresh(f"make_{pyname}")
+            em.line(f"def {factory}({', '.join(free)}):")
+            em.depth += 1
+        params = [self.bind(p) for p in fn.params]
+        em.line(f"def {pyname}({', '.join(params)}):")
+        em.depth += 1
+        loops = any(self.is_self_call(e, self_ref) for e in tail_positions(fn.body))
+        if loops:
+            em.line("while True:")
+            em.depth += 1
+        saved = self.in_loop, len(self.dim_names)
+        self.in_loop = loops
+        self.bind_dims(fn, params, em)  # in the loop: a tail call may instantiate other sizes
+        self.tail(fn.body, em, self_ref if loops else None, params)
+        self.in_loop = saved[0]
+        del self.dim_names[saved[1]:]
+        em.depth -= 2 if loops else 1
+        if factory is not None:
+            em.line(f"return {pyname}")
+            em.depth -= 1
+            em.line(f"{pyname} = {factory}({', '.join(free)})")
+
+    def bind_dims(self, fn: Function, params: list[str], em: Emitter) -> None:
+        """Polymorphic functions read their dimension variables off their arguments."""
+        for tv in fn.type_params:
+            if tv.kind is not Kind.DIM:
+                continue  # dtypes and whole types need no value at run time
+            path = dim_path(fn, tv)
+            if path is None:
+                continue  # a dimension seen only inside closures' types: Zero of it fails, as in the evaluator
+            index, fields, axis = path
+            access = params[index] + "".join(f"[{i}]" for i in fields)
+            self.names[id(tv)] = name = self.fresh(tv.name)
+            self.dim_names.append(name)
+            em.line(f"{name} = {access}.shape[{axis}]")
+
+    @staticmethod
+    def is_self_call(e: Expr, self_ref: tuple) -> bool:
+        if not isinstance(e, Call):
+            return False
+        kind, ref = self_ref
+        callee = e.callee
+        return (isinstance(callee, GlobalVar) and kind == "global" and callee.name == ref) or \
+            (isinstance(callee, Var) and kind == "local" and callee is ref)
+
+    # statements: an expression in tail position -----------------------------------------
+    def tail(self, e: Expr, em: Emitter, self_ref: tuple | None, params: list[str]) -> None:
+        while isinstance(e, Let):
+            self.let(e, em)
+            e = e.body
+        if isinstance(e, If):
+            cond = self.atom(e.cond, em)
+            em.line(f"if {cond}:")
+            em.depth += 1
+            self.tail(e.then_branch, em, self_ref, params)
+            em.depth -= 1
+            em.line("else:")
+            em.depth += 1
+            self.tail(e.else_branch, em, self_ref, params)
+            em.depth -= 1
+            return
+        if self_ref is not None and self.is_self_call(e, self_ref):
+            args = [self.atom(a, em) for a in e.args]
+            if params:
+                em.line(f"{', '.join(params)}, = {', '.join(args)},")
+            em.line("continue")
+            return
+        em.line(f"return {self.atom(e, em)}")
+
+    def let(self, e: Let, em: Emitter) -> None:
+        if isinstance(e.value, Function):
+            name = self.bind(e.var)
+            self.function(name, e.value, ("local", e.var), em)
+            return
+        value = self.atom(e.value, em)
+        em.line(f"{self.bind(e.var)} = {value}")
+
+    # expressions: each result gets a name, in evaluation order ----------------------------
+    def atom(self, e: Expr, em: Emitter) -> str:
+        if isinstance(e, Var):
+            if id(e) not in self.names:
+                raise CompileError(f"unbound variable %{e.name_hint}", e.span)
+            return self.names[id(e)]
+        if isinstance(e, Constant):
+            return self.constant(e.value[()] if e.value.ndim == 0 else e.value, "c")
+        if isinstance(e, GlobalVar):
+            return self.global_names[e.name]
+        if isinstance(e, Ascribe):
+            return self.atom(e.expr, em)
+        if isinstance(e, Let):
+            while isinstance(e, Let):
+                self.let(e, em)
+                e = e.body
+            return self.atom(e, em)
+        if isinstance(e, Function):
+            name = self.fresh("fn")
+            self.function(name, e, ("none", None), em)
+            return name
+        if isinstance(e, If):
+            cond = self.atom(e.cond, em)
+            result = self.fresh("t")
+            em.line(f"if {cond}:")
+            em.depth += 1
+            em.line(f"{result} = {self.atom(e.then_branch, em)}")
+            em.depth -= 1
+            em.line("else:")
+            em.depth += 1
+            em.line(f"{result} = {self.atom(e.else_branch, em)}")
+            em.depth -= 1
+            return result
+        return self.assign(self.compound(e, em), em)
+
+    def assign(self, text: str, em: Emitter) -> str:
+        name = self.fresh("t")
+        em.line(f"{name} = {text}")
+        return name
+
+    def compound(self, e: Expr, em: Emitter) -> str:
+        """The Python expression computing ``e`` from atoms (emitted first, in order)."""
+        if isinstance(e, Tuple):
+            return "(" + "".join(f"{self.atom(f, em)}, " for f in e.fields) + ")"
+        if isinstance(e, Proj):
+            return f"{self.atom(e.tuple_value, em)}[{e.index}]"
+        if isinstance(e, Call):
+            if isinstance(e.callee, Op):
+                return self.op_call(e, em)
+            callee = self.atom(e.callee, em)
+            return f"{callee}({', '.join(self.atom(a, em) for a in e.args)})"
+        if isinstance(e, RefNew):
+            return f"[{self.atom(e.value, em)}]"
+        if isinstance(e, RefRead):
+            return f"{self.atom(e.ref, em)}[0]"
+        if isinstance(e, RefWrite):
+            ref, value = self.atom(e.ref, em), self.atom(e.value, em)
+            em.line(f"{ref}[0] = {value}")
+            return "_unit"
+        if isinstance(e, Zero):
+            dims = {tv: self.names[id(tv)] for tv in free_dims(e.type) if id(tv) in self.names}
+            ty = self.constant(e.type, "zero_type")
+            tvs = self.constant(list(dims), "zero_dims")
+            return f"_zeros({ty}, {tvs}, ({''.join(v + ', ' for v in dims.values())}))"
+        raise CompileError(f"the JIT cannot compile {type(e).__name__} here (the evaluator runs it)", e.span)
+
+    def op_call(self, e: Call, em: Emitter) -> str:
+        op = lookup_op(e.callee.name)
+        if op is None:
+            raise CompileError(f"operator @{e.callee.name} has no kernel (a declared operator is not compiled)", e.span)
+        attrs = op.full_attrs(e.attrs)
+        types = [self.types.get(id(a)) for a in e.args]
+        args = [self.atom(a, em) for a in e.args]
+        try:
+            arg_types = [ArgType.of(t) for t in types]
+        except TypeError:  # inside a function polymorphic in a dtype or a shape: chosen at run time
+            name = self.constant(DynamicKernel(op.name, attrs, self.target), f"k_{op.name}")
+            return f"{name}({', '.join(args)})"
+        if op.name == "squeeze" and attrs["axis"] is None:  # name the axes: a kernel's rank is fixed
+            attrs = {**attrs, "axis": tuple(i for i, d in enumerate(types[0].shape.dims) if d.value == 1)}
+        if args and all(t.rank == 0 for t in arg_types):
+            inline = scalars.expression(op.name, args, types, attrs)
+            if inline is not None:
+                return inline
+        result = self.types.get(id(e))
+        half = any(t.dtype == "float16" for t in arg_types) or attrs.get("dtype") == HALF or \
+            (isinstance(result, TensorType) and result.dtype == HALF)
+        if half:  # Numba has no float16: compute in float32 and round, as NumPy's float16 loops do
+            arg_types = [ArgType("float32", t.rank) if t.dtype == "float16" else t for t in arg_types]
+            args = [f"{a}.astype(_np.float32)" if t.dtype == HALF else a for a, t in zip(args, types)]
+            if attrs.get("dtype") == HALF:
+                attrs = {**attrs, "dtype": FloatType(32)}
+        key = (op.name, tuple(sorted((k, repr(v)) for k, v in attrs.items())), tuple(arg_types))
+        name = self.kernels.get(key)
+        if name is None:
+            name = self.kernels[key] = self.constant(kernel(op.name, attrs, arg_types, self.target), f"k_{op.name}")
+        call = f"{name}({', '.join(f'_asarray({a})' if t.rank == 0 else a for a, t in zip(args, arg_types))})"
+        if half and isinstance(result, TensorType) and result.dtype == HALF:
+            call = f"{call}.astype(_np.float16)"
+        return f"{call}[()]" if scalars.is_scalar(result) else call
+
+
+HALF = FloatType(16)
+
+
+class DynamicKernel:
+    """An operator call whose argument types are known only at run time (in a function
+    polymorphic over a dtype or a shape): the kernel is looked up per call."""
+
+    def __init__(self, name: str, attrs: dict, target: str):
+        self.name, self.attrs, self.target = name, attrs, target
+
+    def __call__(self, *values: Any) -> Any:
+        arrays = [np.asarray(v) for v in values]
+        attrs = self.attrs
+        if self.name == "squeeze" and attrs["axis"] is None:
+            attrs = {**attrs, "axis": tuple(i for i, n in enumerate(arrays[0].shape) if n == 1)}
+        half = any(a.dtype == np.float16 for a in arrays) or attrs.get("dtype") == HALF
+        if half:
+            arrays = [a.astype(np.float32) if a.dtype == np.float16 else a for a in arrays]
+            if attrs.get("dtype") == HALF:
+                attrs = {**attrs, "dtype": FloatType(32)}
+        out = kernel(self.name, attrs, [ArgType(a.dtype.name, a.ndim) for a in arrays], self.target)(*arrays)
+        if half:
+            if self.name in ("cast", "cast_like"):
+                target = self.attrs["dtype"].to_numpy() if self.name == "cast" else np.asarray(values[1]).dtype
+            else:
+                target = np.float16 if out.dtype == np.float32 else out.dtype
+            out = out.astype(target)
+        return out[()] if out.ndim == 0 else out
+
+
+def tail_positions(e: Expr) -> Iterator[Expr]:
+    """The expressions whose value is the function's result (through lets and ifs)."""
+    stack = [e]
+    while stack:
+        e = stack.pop()
+        while isinstance(e, Let):
+            e = e.body
+        if isinstance(e, If):
+            stack.extend((e.then_branch, e.else_branch))
+        else:
+            yield e
+
+
+def free_dims(ty: Type) -> list[TypeVar]:
+    found: list[TypeVar] = []
+    stack = [ty]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, TupleType):
+            stack.extend(t.fields)
+        elif isinstance(t, TensorType) and isinstance(t.shape, Shape):
+            for d in t.shape.dims:
+                found.extend(v for v in d.free_vars() if v not in found)
+    return found
+
+
+def dim_path(fn: Function, tv: TypeVar) -> tuple[int, tuple[int, ...], int] | None:
+    """Where a dimension variable can be read: (parameter, tuple path, axis) of a tensor
+    parameter whose shape has it as a plain dimension."""
+    target = as_dim(tv)
+    for index, p in enumerate(fn.params):
+        stack: list[tuple[Type, tuple[int, ...]]] = [(p.type_annotation, ())]
+        while stack:
+            t, path = stack.pop()
+            if isinstance(t, TupleType):
+                stack.extend((f, path + (i,)) for i, f in enumerate(t.fields))
+            elif isinstance(t, TensorType) and isinstance(t.shape, Shape):
+                for axis, d in enumerate(t.shape.dims):
+                    if d == target:
+                        return index, path, axis
+    return None
+
+
+def zeros(ty: Type, dims: list[TypeVar], values: tuple) -> Any:
+    """``Zero`` at run time: sizes of dimension variables come from the function's arguments."""
+    if isinstance(ty, TupleType):
+        return tuple(zeros(f, dims, values) for f in ty.fields)
+    binding = {tv: Dim.const(v) for tv, v in zip(dims, values)}
+    shape = []
+    for d in ty.shape.dims:
+        size = d.substitute(binding).value
+        if size is None:
+            raise RelayRuntimeError(f"Zero of {ty}: the size of {d} is not known here")
+        shape.append(size)
+    array = np.zeros(shape, dtype=ty.dtype.to_numpy())
+    return array[()] if array.ndim == 0 else array
