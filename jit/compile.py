@@ -2,8 +2,9 @@
 Numba kernels (re-exported as ``relayish.compile``).
 
 The program is type-checked and its ``Grad`` nodes expanded (as the evaluator does), then
-lowered once per distinct type of the arguments (dimension variables bound to the actual
-sizes); Numba specializes each kernel further on the arrays' layouts. ``.source`` shows the
+lowered once: kernels are chosen by the static dtypes and ranks, which every argument type
+of a specialization shares (sizes stay dynamic); ``specializations`` records each distinct
+argument type seen, and Numba specializes each kernel further on the arrays' layouts. ``.source`` shows the
 generated Python, for debugging.
 """
 
@@ -22,7 +23,6 @@ import numpy as np
 
 from relayish.expr import Function
 from relayish.types import FuncType
-from typecheck import infer
 
 from .kernels.registry import purge_numba_caches
 from .lower import CompileError, Lowering
@@ -46,7 +46,7 @@ class CompiledFunction:
         self.target = target
         self.module = prepared(module)  # type-checked, Grad expanded
         self.params = self.module[name].params
-        self.fn_type = declared_function_type(infer(self.module)[name])
+        self.fn_type = declared_function_type(self.module[name])  # prepared modules are typed
         self.specializations: dict[tuple, Any] = {}
         self._program: tuple[str, Any] | None = None
 

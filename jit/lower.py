@@ -27,7 +27,7 @@ from relayish.expr import (
 from relayish.module import Module
 from relayish.ops.registry import lookup_op
 from relayish.traverse import free_vars
-from relayish.types import FloatType, Kind, Shape, TensorType, TupleType, Type, TypeVar
+from relayish.types import BaseType, FloatType, Kind, Shape, TensorType, TupleType, Type, TypeVar
 
 from . import scalars
 from .kernels.registry import ArgType, kernel
@@ -262,24 +262,29 @@ class Lowering:
             if inline is not None:
                 return inline
         result = self.types.get(id(e))
-        half = any(t.dtype == "float16" for t in arg_types) or attrs.get("dtype") == HALF or \
-            (isinstance(result, TensorType) and result.dtype == HALF)
-        if half:  # Numba has no float16: compute in float32 and round, as NumPy's float16 loops do
-            arg_types = [ArgType("float32", t.rank) if t.dtype == "float16" else t for t in arg_types]
-            args = [f"{a}.astype(_np.float32)" if t.dtype == HALF else a for a, t in zip(args, types)]
-            if attrs.get("dtype") == HALF:
-                attrs = {**attrs, "dtype": FloatType(32)}
+        half = isinstance(result, TensorType) and result.dtype == HALF
+        if any(t.dtype == "float16" for t in arg_types) or attrs.get("dtype") == HALF:
+            args = [f"{a}.astype(_np.float32)" if t.dtype == "float16" else a for a, t in zip(args, arg_types)]
+            attrs, arg_types = widened(attrs, arg_types)
         key = (op.name, tuple(sorted((k, repr(v)) for k, v in attrs.items())), tuple(arg_types))
         name = self.kernels.get(key)
         if name is None:
             name = self.kernels[key] = self.constant(kernel(op.name, attrs, arg_types, self.target), f"k_{op.name}")
         call = f"{name}({', '.join(f'_asarray({a})' if t.rank == 0 else a for a, t in zip(args, arg_types))})"
-        if half and isinstance(result, TensorType) and result.dtype == HALF:
+        if half:
             call = f"{call}.astype(_np.float16)"
         return f"{call}[()]" if scalars.is_scalar(result) else call
 
 
 HALF = FloatType(16)
+
+
+def widened(attrs: dict, arg_types: list[ArgType]) -> tuple[dict, list[ArgType]]:
+    """Numba has no float16: a float16 operation computes in float32 (the caller converts
+    the arguments and rounds the result back), as NumPy's float16 loops do."""
+    if attrs.get("dtype") == HALF:
+        attrs = {**attrs, "dtype": FloatType(32)}
+    return attrs, [ArgType("float32", t.rank) if t.dtype == "float16" else t for t in arg_types]
 
 
 class DynamicKernel:
@@ -294,18 +299,16 @@ class DynamicKernel:
         attrs = self.attrs
         if self.name == "squeeze" and attrs["axis"] is None:
             attrs = {**attrs, "axis": tuple(i for i, n in enumerate(arrays[0].shape) if n == 1)}
-        half = any(a.dtype == np.float16 for a in arrays) or attrs.get("dtype") == HALF
-        if half:
+        arg_types = [ArgType(a.dtype.name, a.ndim) for a in arrays]
+        result = None
+        if any(t.dtype == "float16" for t in arg_types) or attrs.get("dtype") == HALF:
+            types = [TensorType(BaseType.from_numpy(a.dtype), Shape(*a.shape)) for a in arrays]
+            result = lookup_op(self.name).type_relation(types, attrs).dtype.to_numpy()  # what to round to
             arrays = [a.astype(np.float32) if a.dtype == np.float16 else a for a in arrays]
-            if attrs.get("dtype") == HALF:
-                attrs = {**attrs, "dtype": FloatType(32)}
-        out = kernel(self.name, attrs, [ArgType(a.dtype.name, a.ndim) for a in arrays], self.target)(*arrays)
-        if half:
-            if self.name in ("cast", "cast_like"):
-                target = self.attrs["dtype"].to_numpy() if self.name == "cast" else np.asarray(values[1]).dtype
-            else:
-                target = np.float16 if out.dtype == np.float32 else out.dtype
-            out = out.astype(target)
+            attrs, arg_types = widened(attrs, arg_types)
+        out = kernel(self.name, attrs, arg_types, self.target)(*arrays)
+        if result is not None:
+            out = out.astype(result)
         return out[()] if out.ndim == 0 else out
 
 

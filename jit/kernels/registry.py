@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 
 import attrs
 
-from relayish.types import BaseType, TensorType, Type
+from relayish.types import BaseType, Shape, TensorType, Type
 
 Generator = Callable[[dict, Sequence["ArgType"]], str]
 
@@ -41,8 +41,8 @@ class ArgType:
 
     @staticmethod
     def of(ty: Type) -> ArgType:
-        if not (isinstance(ty, TensorType) and isinstance(ty.dtype, BaseType)):
-            raise TypeError(f"kernels take tensors of a concrete dtype, not {ty}")
+        if not (isinstance(ty, TensorType) and isinstance(ty.dtype, BaseType) and isinstance(ty.shape, Shape)):
+            raise TypeError(f"kernels take tensors of a concrete dtype and rank, not {ty}")
         return ArgType(ty.dtype.to_numpy().name, ty.shape.rank)
 
 

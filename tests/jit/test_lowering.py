@@ -157,3 +157,20 @@ def test_closures_made_in_a_loop_keep_the_values_of_their_iteration():
     mod = relayish.parse(CLOSURES_IN_A_LOOP)
     assert float(relayish.evaluate(mod, "main", np.int32(5))) == 10.0  # 0 + 1 + 2 + 3 + 4
     assert float(relayish.compile(mod, "main")(np.int32(5))) == 10.0
+
+
+POLY_HALF = """
+def @double[t: BaseType, s: Shape](%x: Tensor(t, s)) -> Tensor(t, s) { %x + %x }
+def @widen[s: Shape](%x: Tensor(FloatType(16), s)) -> Tensor(FloatType(32), s) { @cast(%x, dtype=FloatType(32)) }
+def @main(%x: Tensor(FloatType(16), Shape(3))) { (@double(%x), @widen(%x)) }
+"""
+
+
+def test_float16_in_polymorphic_functions_rounds_to_the_dtype_the_operator_gives():
+    mod = relayish.parse(POLY_HALF)
+    x = np.array([1.5, 2.25, 65504.0], np.float16)
+    expected = relayish.evaluate(mod, "main", x)
+    result = relayish.compile(mod, "main")(x)
+    for got, want in zip(result, expected):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
