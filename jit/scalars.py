@@ -42,6 +42,9 @@ def expression(op: str, args: list[str], arg_types: list[TensorType], attrs: dic
     if op == "div":
         floating = isinstance(arg_types[0].dtype, FloatType)
         return f"({args[0]} / {args[1]})" if floating else f"_floordiv({args[0]}, {args[1]})"
+    if op == "pow" and isinstance(arg_types[0].dtype, FloatType):
+        # NumPy's scalar ``**`` calls libm's powf, its ufunc a SIMD routine that can differ in the last bit.
+        return f"_np.power({args[0]}, {args[1]})"
     if op == "cast":
         return f"{args[0]}.astype(_np.{attrs['dtype'].to_numpy().name})"
     template = TEMPLATES.get(op)

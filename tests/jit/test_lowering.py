@@ -137,6 +137,15 @@ def test_scalar_expressions_have_each_operators_reference_semantics(data):
     np.testing.assert_array_equal(result, expected, err_msg=f"{name}{tuple(values)} via {text}")
 
 
+
+def test_float_scalar_pow_is_numpys_ufunc_not_libm():
+    # NumPy's scalar ** (libm powf) gives 4.3546486 here, np.power 4.354648: a CI failure.
+    a, b = np.float32(0.375), np.float32(-1.5)
+    ty = TensorType(BaseType.from_numpy(np.dtype("float32")), Shape())
+    text = scalars.expression("pow", ["a", "b"], [ty, ty], {})
+    assert eval(text, {**scalars.NAMESPACE, "a": a, "b": b}) == np.power(np.asarray(a), np.asarray(b))  # noqa: S307
+
+
 CLOSURES_IN_A_LOOP = f"""
 def @main(%n: {I32}) -> {F32} {{
   let %go = fn (%i: {I32}, %fs: () -> {F32}) -> () -> {F32} {{
