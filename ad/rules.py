@@ -20,7 +20,7 @@ import attrs
 import numpy as np
 
 from relayish.expr import Call, Constant, Expr, Op
-from relayish.types import TensorType
+from relayish.types import Shape, TensorType
 
 
 @attrs.frozen
@@ -98,9 +98,13 @@ def _cast_like(s: Site) -> list[Expr | None]:
     return [_cast(s)[0], None] if s.types[0].dtype.numpy_kind != "f" else [op("cast_like", s.g, s.args[0]), None]
 
 
-def _summed(s: Site, *parts: Expr) -> list[Expr | None]:
-    """Each part summed down to its argument's shape (undoing broadcasting)."""
-    return [op("sum_to", part, arg) for part, arg in zip(parts, s.args)]
+def _summed(s: Site, *parts: Expr, part_shapes: list[Shape] | None = None) -> list[Expr | None]:
+    """Each part summed down to its argument's shape (undoing broadcasting). A part of the
+    argument's static shape is used as it is: summing over no axis only turns -0.0 into 0.0,
+    which adding the part to its zero-initialized adjoint does anyway."""
+    shapes = part_shapes or [s.out_type.shape] * len(parts)
+    return [part if isinstance(shape, Shape) and shape == ty.shape else op("sum_to", part, arg)
+            for part, arg, ty, shape in zip(parts, s.args, s.types, shapes)]
 
 
 def _pow(s: Site) -> list[Expr | None]:
@@ -237,7 +241,11 @@ def _swap_last(e: Expr, rank: int) -> Call:
 def _matmul(s: Site) -> list[Expr | None]:
     a, b = s.args
     ra, rb = s.rank(0), s.rank(1)
-    return _summed(s, op("matmul", s.g, _swap_last(b, rb)), op("matmul", _swap_last(a, ra), s.g))
+    shapes = None
+    if all(isinstance(t.shape, Shape) for t in (*s.types, s.out_type)):
+        batch = s.out_type.shape.dims[:-2]  # the parts have the result's (broadcast) batch axes
+        shapes = [Shape(*batch, *t.shape.dims[-2:]) for t in s.types]
+    return _summed(s, op("matmul", s.g, _swap_last(b, rb)), op("matmul", _swap_last(a, ra), s.g), part_shapes=shapes)
 
 
 def _dense(s: Site) -> list[Expr | None]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import contextvars
+import os
 from typing import Any
 
 import numpy as np
@@ -24,15 +25,23 @@ from .translate import Callee, ModelContext, Translator, hint_of_type
 
 PYTHON_MODE = contextvars.ContextVar("relayish_python_mode", default=False)
 BACKENDS = ("jit", "interp")  # relayish.compile, relayish.evaluate
-DEFAULT_BACKEND = "interp"
+
+
+def default_backend() -> str:
+    """``RELAYISH_BACKEND`` when set (``jit`` or ``interp``), else the JIT."""
+    chosen = os.environ.get("RELAYISH_BACKEND") or "jit"
+    if chosen not in BACKENDS:
+        raise ValueError(f"RELAYISH_BACKEND={chosen!r} is not a backend (backends: {', '.join(BACKENDS)})")
+    return chosen
 
 
 class Decorated:
     """What ``@relay`` and ``@relay_model`` return: a Python function with its translation."""
 
-    def __init__(self, fn: Any, backend: str = DEFAULT_BACKEND):
+    def __init__(self, fn: Any, backend: str | None = None):
         if not callable(fn) or not hasattr(fn, "__code__"):
             raise TypeError(f"@relay decorates a Python function, not {fn!r}")
+        backend = backend or default_backend()
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r} (backends: {', '.join(BACKENDS)})")
         self.backend = backend
@@ -151,7 +160,7 @@ class Decorated:
 class RelayFunction(Decorated):
     """A ``@relay`` function: call it with NumPy arrays; ``.ir`` is its typed module."""
 
-    def __init__(self, fn: Any, backend: str = DEFAULT_BACKEND):
+    def __init__(self, fn: Any, backend: str | None = None):
         super().__init__(fn, backend)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

@@ -21,14 +21,14 @@ from relayish.expr import Call, Function, GlobalVar, Grad, Var
 from relayish.module import Module
 from relayish.types import Shape, TensorType, Type
 
-from .function import DEFAULT_BACKEND, PYTHON_MODE, Decorated, build_module, run, unique_name
+from .function import PYTHON_MODE, Decorated, build_module, run, unique_name
 from .translate import Layer, LayerSite, ModelContext, Translator
 
 
 class RelayModel(Decorated):
     """A ``@relay_model`` function: it runs only with parameters, from ``relay.create_model``."""
 
-    def __init__(self, fn: Any, backend: str = DEFAULT_BACKEND):
+    def __init__(self, fn: Any, backend: str | None = None):
         super().__init__(fn, backend)
         self._layers: tuple[Layer, ...] | None = None
 

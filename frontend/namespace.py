@@ -12,7 +12,7 @@ from typing import Any, Callable
 from relayish.errors import FrontendError
 
 from .annotations import DType
-from .function import DEFAULT_BACKEND, Decorated, RelayFunction
+from .function import Decorated, RelayFunction
 from .model import (
     Model, RelayModel, create_model, export_model, load_model, model_grad, update_model_params,
 )  # fmt: skip
@@ -53,7 +53,7 @@ class RelayNamespace:
 
     Model = Model
 
-    def __call__(self, fn: Callable | None = None, *, backend: str = DEFAULT_BACKEND) -> Any:
+    def __call__(self, fn: Callable | None = None, *, backend: str | None = None) -> Any:
         if fn is None:
             return lambda f: RelayFunction(f, backend)
         return RelayFunction(fn, backend)
@@ -120,7 +120,7 @@ def _layer_or_op(name: str) -> Callable:
 relay = RelayNamespace()
 
 
-def relay_model(fn: Callable | None = None, *, backend: str = DEFAULT_BACKEND) -> Any:
+def relay_model(fn: Callable | None = None, *, backend: str | None = None) -> Any:
     """Declare a model: its layer calls own hidden parameters (see ``frontend.model``)."""
     if fn is None:
         return lambda f: RelayModel(f, backend)

@@ -26,7 +26,7 @@ from relayish.types import FuncType
 
 from .kernels.registry import purge_numba_caches
 from .lower import CompileError, Lowering
-from .scalars import inward, outward
+from .scalars import HOST, Boundary
 
 
 RECURSION_LIMIT = 200_000  # non-tail calls deep; each costs a Python frame (~0.5 KB), not C stack
@@ -40,8 +40,7 @@ class CompiledFunction:
 
         if name not in module:
             raise KeyError(f"module has no global @{name}")
-        if target != "cpu":
-            raise ValueError(f"unknown target {target!r} (the CUDA target is not built yet)")
+        self.boundary = target_boundary(target)
         self.name = name
         self.target = target
         self.module = prepared(module)  # type-checked, Grad expanded
@@ -91,8 +90,8 @@ class CompiledFunction:
         sys.setrecursionlimit(max(limit, RECURSION_LIMIT))  # Python-to-Python calls use no C stack (3.11)
         try:
             with np.errstate(all="ignore"):
-                result = entry(*(inward(a, t) for a, t in zip(checked, fn_type.params)))
-            return outward(result, fn_type.ret)
+                result = entry(*(self.boundary.inward(a, t) for a, t in zip(checked, fn_type.params)))
+            return self.boundary.outward(result, fn_type.ret)
         except RecursionError:
             raise RelayRuntimeError(f"@{self.name}: non-tail recursion deeper than {RECURSION_LIMIT:,} calls in compiled "
                                     "code (tail calls are loops; relayish.evaluate has no such limit)") from None
@@ -100,6 +99,20 @@ class CompiledFunction:
             raise RelayRuntimeError(f"@{self.name}: {type(err).__name__}: {err}") from None
         finally:
             sys.setrecursionlimit(limit)
+
+
+def target_boundary(target: str) -> Boundary:
+    """How arguments and results cross into ``target``'s memory (checked before any work)."""
+    if target == "cpu":
+        return HOST
+    if target == "cuda":
+        from .cuda import runtime
+
+        if not runtime.available():
+            raise RuntimeError("target 'cuda' needs an NVIDIA GPU with its driver, or Numba's simulator: set "
+                               "NUMBA_ENABLE_CUDASIM=1 before numba is imported")
+        return runtime.BOUNDARY
+    raise ValueError(f"unknown target {target!r} (targets: cpu, cuda)")
 
 
 def declared_function_type(fn: Function) -> FuncType:
@@ -117,7 +130,8 @@ def value_type(value: Any) -> Any:
 
 
 def compile(module: Module, name: str, target: str = "cpu") -> CompiledFunction:  # noqa: A001 - the public name
-    """``@name`` of ``module`` compiled for ``target`` ("cpu")."""
+    """``@name`` of ``module`` compiled for ``target``: "cpu", or "cuda" (an NVIDIA GPU, or
+    Numba's simulator with ``NUMBA_ENABLE_CUDASIM=1``)."""
     return CompiledFunction(module, name, target)
 
 

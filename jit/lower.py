@@ -58,7 +58,9 @@ class Lowering:
         self.module = module
         self.types = types
         self.target = target
-        self.namespace: dict[str, Any] = {"_unit": (), "_zeros": zeros, "_asarray": np.asarray, **scalars.NAMESPACE}
+        self.runtime = target_runtime(target)
+        self.namespace: dict[str, Any] = {"_unit": (), "_zeros": self.runtime.zeros, "_asarray": np.asarray,
+                                          **scalars.NAMESPACE}
         self.names: dict[int, str] = {}
         self.used: set[str] = set(self.namespace)
         self.kernels: dict[tuple, str] = {}
@@ -184,7 +186,7 @@ class Lowering:
                 raise CompileError(f"unbound variable %{e.name_hint}", e.span)
             return self.names[id(e)]
         if isinstance(e, Constant):
-            return self.constant(e.value[()] if e.value.ndim == 0 else e.value, "c")
+            return self.constant(e.value[()] if e.value.ndim == 0 else self.runtime.constant(e.value), "c")
         if isinstance(e, GlobalVar):
             return self.global_names[e.name]
         if isinstance(e, Ascribe):
@@ -261,15 +263,21 @@ class Lowering:
             inline = scalars.expression(op.name, args, types, attrs)
             if inline is not None:
                 return inline
+        if op.name == "mul" and args[0] == args[1]:  # x * x (what AD writes for tanh's derivative): one read
+            op, args, arg_types = lookup_op("sq"), args[:1], arg_types[:1]
         result = self.types.get(id(e))
         half = isinstance(result, TensorType) and result.dtype == HALF
         if any(t.dtype == "float16" for t in arg_types) or attrs.get("dtype") == HALF:
+            if self.target == "cuda":
+                raise CompileError(f"operator {op.name} on float16: the CUDA target has no float16 kernels", e.span)
             args = [f"{a}.astype(_np.float32)" if t.dtype == "float16" else a for a, t in zip(args, arg_types)]
             attrs, arg_types = widened(attrs, arg_types)
         key = (op.name, tuple(sorted((k, repr(v)) for k, v in attrs.items())), tuple(arg_types))
         name = self.kernels.get(key)
         if name is None:
             name = self.kernels[key] = self.constant(kernel(op.name, attrs, arg_types, self.target), f"k_{op.name}")
+        if self.target == "cuda":  # scalars pass by value and come back as scalars
+            return f"{name}({', '.join(args)})"
         call = f"{name}({', '.join(f'_asarray({a})' if t.rank == 0 else a for a, t in zip(args, arg_types))})"
         if half:
             call = f"{call}.astype(_np.float16)"
@@ -295,10 +303,13 @@ class DynamicKernel:
         self.name, self.attrs, self.target = name, attrs, target
 
     def __call__(self, *values: Any) -> Any:
+        if self.target == "cuda":  # device arrays and scalars, as the kernels take them
+            arg_types = [ArgType(np.dtype(v.dtype).name, np.ndim(v)) for v in values]
+            if any(t.dtype == "float16" for t in arg_types):
+                raise CompileError(f"operator {self.name} on float16: the CUDA target has no float16 kernels")
+            return kernel(self.name, squeeze_axes(self.name, self.attrs, values), arg_types, self.target)(*values)
         arrays = [np.asarray(v) for v in values]
-        attrs = self.attrs
-        if self.name == "squeeze" and attrs["axis"] is None:
-            attrs = {**attrs, "axis": tuple(i for i, n in enumerate(arrays[0].shape) if n == 1)}
+        attrs = squeeze_axes(self.name, self.attrs, arrays)
         arg_types = [ArgType(a.dtype.name, a.ndim) for a in arrays]
         result = None
         if any(t.dtype == "float16" for t in arg_types) or attrs.get("dtype") == HALF:
@@ -310,6 +321,13 @@ class DynamicKernel:
         if result is not None:
             out = out.astype(result)
         return out[()] if out.ndim == 0 else out
+
+
+def squeeze_axes(name: str, attrs: dict, values: list) -> dict:
+    """``squeeze`` without axes names the axes of size 1: a kernel's rank is fixed."""
+    if name == "squeeze" and attrs["axis"] is None:
+        return {**attrs, "axis": tuple(i for i, n in enumerate(np.shape(values[0])) if n == 1)}
+    return attrs
 
 
 def tail_positions(e: Expr) -> Iterator[Expr]:
@@ -355,10 +373,8 @@ def dim_path(fn: Function, tv: TypeVar) -> tuple[int, tuple[int, ...], int] | No
     return None
 
 
-def zeros(ty: Type, dims: list[TypeVar], values: tuple) -> Any:
-    """``Zero`` at run time: sizes of dimension variables come from the function's arguments."""
-    if isinstance(ty, TupleType):
-        return tuple(zeros(f, dims, values) for f in ty.fields)
+def zero_shape(ty: TensorType, dims: list[TypeVar], values: tuple) -> tuple[int, ...]:
+    """The sizes of ``Zero``'s type: dimension variables bound from the function's arguments."""
     binding = {tv: Dim.const(v) for tv, v in zip(dims, values)}
     shape = []
     for d in ty.shape.dims:
@@ -366,5 +382,34 @@ def zeros(ty: Type, dims: list[TypeVar], values: tuple) -> Any:
         if size is None:
             raise RelayRuntimeError(f"Zero of {ty}: the size of {d} is not known here")
         shape.append(size)
-    array = np.zeros(shape, dtype=ty.dtype.to_numpy())
-    return array[()] if array.ndim == 0 else array
+    return tuple(shape)
+
+
+class HostRuntime:
+    """Where the CPU target keeps tensors: NumPy arrays."""
+
+    @staticmethod
+    def constant(value: np.ndarray) -> Any:
+        return value
+
+    def zeros(self, ty: Type, dims: list[TypeVar], values: tuple) -> Any:
+        """``Zero`` at run time (tuples of zeros structurally; rank 0 a NumPy scalar)."""
+        if isinstance(ty, TupleType):
+            return tuple(self.zeros(f, dims, values) for f in ty.fields)
+        shape = zero_shape(ty, dims, values)
+        dtype = ty.dtype.to_numpy()
+        return dtype.type(0) if not shape else self.allocate_zeros(shape, dtype)
+
+    @staticmethod
+    def allocate_zeros(shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        return np.zeros(shape, dtype)
+
+
+def target_runtime(target: str) -> HostRuntime:
+    if target == "cpu":
+        return HostRuntime()
+    if target == "cuda":
+        from .cuda.runtime import DeviceRuntime
+
+        return DeviceRuntime()
+    raise ValueError(f"unknown target {target!r} (targets: cpu, cuda)")

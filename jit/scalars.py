@@ -8,8 +8,8 @@ computes both: dtypes are preserved, overflow wraps, IEEE results, warnings off;
 division by zero raises ZeroDivisionError as the reference does). Everything else calls
 its kernel, with rank-0 arguments passed as 0-d arrays and rank-0 results read back.
 
-At the boundary, rank-0 arguments become scalars (``inward``) and rank-0 results 0-d
-arrays again (``outward``), structurally through tuples and functions.
+At the boundary (``Boundary``), rank-0 arguments become scalars and rank-0 results 0-d
+arrays again, structurally through tuples and functions.
 """
 
 from __future__ import annotations
@@ -64,28 +64,38 @@ def is_scalar(ty: Type) -> bool:
     return isinstance(ty, TensorType) and ty.shape.rank == 0
 
 
-def inward(value: Any, ty: Type) -> Any:
-    """An argument as compiled code holds it."""
-    if isinstance(ty, TensorType):
-        return value[()] if ty.shape.rank == 0 else value
-    if isinstance(ty, TupleType):
-        return tuple(inward(v, t) for v, t in zip(value, ty.fields))
-    if isinstance(ty, FuncType):
-        return _adapt(value, ty, outward, inward)
-    return value
+class Boundary:
+    """How values cross into and out of compiled code, structurally through tuples, functions
+    and references: rank-0 tensors are NumPy scalars inside on every target; other tensors go
+    through ``to_inside`` / ``to_outside`` (identity on the CPU, host-device copies for CUDA)."""
+
+    def __init__(self, to_inside: Callable[[Any], Any] = lambda a: a, to_outside: Callable[[Any], Any] = lambda a: a):
+        self.to_inside, self.to_outside = to_inside, to_outside
+
+    def inward(self, value: Any, ty: Type) -> Any:
+        """An argument as compiled code holds it."""
+        if isinstance(ty, TensorType):
+            return value[()] if ty.shape.rank == 0 else self.to_inside(value)
+        if isinstance(ty, TupleType):
+            return tuple(self.inward(v, t) for v, t in zip(value, ty.fields))
+        if isinstance(ty, FuncType):
+            return _adapt(value, ty, self.outward, self.inward)
+        return value
+
+    def outward(self, value: Any, ty: Type) -> Any:
+        """A result as the evaluator gives it: 0-d arrays, callable closures, RefCells."""
+        if isinstance(ty, TensorType):
+            return np.asarray(value) if ty.shape.rank == 0 else self.to_outside(value)
+        if isinstance(ty, TupleType):
+            return tuple(self.outward(v, t) for v, t in zip(value, ty.fields))
+        if isinstance(ty, FuncType):
+            return _adapt(value, ty, self.inward, self.outward)
+        if isinstance(ty, RefType):
+            return RefCell(self.outward(value[0], ty.value))
+        return value
 
 
-def outward(value: Any, ty: Type) -> Any:
-    """A result as the evaluator gives it: 0-d arrays, callable closures, RefCells."""
-    if isinstance(ty, TensorType):
-        return np.asarray(value) if ty.shape.rank == 0 else value
-    if isinstance(ty, TupleType):
-        return tuple(outward(v, t) for v, t in zip(value, ty.fields))
-    if isinstance(ty, FuncType):
-        return _adapt(value, ty, inward, outward)
-    if isinstance(ty, RefType):
-        return RefCell(outward(value[0], ty.value))
-    return value
+HOST = Boundary()
 
 
 def _adapt(fn: Callable, ty: FuncType, convert_args: Callable, convert_result: Callable) -> Callable:

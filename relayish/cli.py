@@ -119,8 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     diff.add_argument("--examples", type=int, default=200, help="how many programs to generate (default: 200)")
     diff.add_argument("--seed", type=int, default=0, help="the generator's seed (default: 0)")
-    diff.add_argument("--backend", action="append", choices=["roundtrip", "jit"],
-                      help="a backend to compare with the evaluator (default: roundtrip, the typed text printed and parsed back; jit: relayish.compile)")
+    diff.add_argument("--backend", action="append", choices=["roundtrip", "jit", "cuda"],
+                      help="a backend to compare with the evaluator (default: roundtrip, the typed text printed and parsed back; jit: relayish.compile; cuda: relayish.compile for target cuda, on a GPU or with NUMBA_ENABLE_CUDASIM=1)")
     diff.add_argument("--pass", dest="passes", action="append", metavar="MODULE:FUNCTION",
                       help="also compare the evaluator on the output of this IR-to-IR pass (repeatable)")
     diff.add_argument("--out", default=".", help="where a failing program is written (default: the current directory)")

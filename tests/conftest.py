@@ -5,9 +5,23 @@ count. No deadline: Numba compiles on first use and these machines are shared an
 """
 
 import os
+import tempfile
 
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("ci", deadline=None, max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("heavy", deadline=None, max_examples=2000, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("RELAYISH_HYPOTHESIS", "ci"))
+
+# Compiled kernels go to a cache of this test session (subprocesses inherit it): every run
+# starts cold and never touches the user's cache.
+os.environ.setdefault("RELAYISH_CACHE_DIR", tempfile.mkdtemp(prefix="relayish-test-cache-"))
+
+# @relay's default backend is the JIT. The frontend tests check translations against the
+# evaluator (the oracle); tests/jit/test_programs.py runs the same corpora compiled, and the
+# demo test runs the README's main job as a user would (the default backend).
+os.environ.setdefault("RELAYISH_BACKEND", "interp")
+
+# tests/cuda runs in its own process (the CUDA simulator is chosen before Numba is imported):
+# tests/jit/test_cuda_target.py starts it
+collect_ignore = [] if os.environ.get("RELAYISH_CUDA_PROCESS") else ["cuda"]

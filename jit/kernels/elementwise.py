@@ -19,6 +19,14 @@ scalar 85 vs 86 us; (64, 16, 28, 28) * (16, 1, 1) 76 vs 160 us; maximum with a s
 where(x > 0, x, 0.0) 98 vs 3570 us (NumPy's where broadcasts its scalar slowly); add on a transposed operand 811 vs
 824 us; a call on tiny arrays costs ~0.8 us (NumPy 0.3 us), mostly Numba's dispatch.
 
+Parallel loops. Unary operators without a second pass and broadcasting operators whose arguments all have one
+shape (C-contiguous) have a second loop, ``numba.prange`` over the flat arrays, taken from ``PARALLEL_MIN`` elements
+on. Measured here (float32 add, 2 cores): on an idle machine it wins from about 64K elements (1M: 74 us against
+157 us serial), but while another process holds one of the two cores it loses badly (workqueue: 230 us; OpenMP:
+up to 8 ms, a barrier waiting for a descheduled thread), which is the normal state of these shared machines. So it
+is off by default and ``RELAYISH_PARALLEL_MIN=131072`` turns it on where cores are dedicated; the parallel loop
+compiles (~1.3 s) only when first taken.
+
 Errors. Integer ``div`` raises ZeroDivisionError when any divisor is 0 (checked over the whole divisor, as the
 reference does) and floor-divides (``INT_MIN // -1`` wraps to ``INT_MIN`` as in NumPy instead of trapping); integer
 ``pow`` raises ValueError for a negative exponent when the result is not empty (NumPy raises on meeting one).
@@ -80,7 +88,11 @@ _HEADER = """import math
 import numba
 import numpy as np
 
+import os
+
 _F = np.float32
+# elements from which a flat loop runs on every core; off unless RELAYISH_PARALLEL_MIN is set (module docstring)
+PARALLEL_MIN = int(os.environ.get("RELAYISH_PARALLEL_MIN") or 2**62)
 """
 
 # Vectorizable approximations (error bounds in the module docstring). Each handles finite arguments of its range,
@@ -309,6 +321,21 @@ def _is_float(dtype: str) -> bool:
     return dtype.startswith("float")
 
 
+def _parallel_loop(expr: str, nargs: int, fastmath: bool, unary: bool = False) -> str:
+    """``_parallel(f0, ..., fo)``: the element loop over flat contiguous arrays on every core. Generated beside
+    the serial kernel and called (through the Python-level ``kernel``) only from ``PARALLEL_MIN`` elements on, so
+    Numba compiles it only for programs that have such arrays (parallel loops take ~1.3 s to compile)."""
+    flags = ', fastmath={"contract"}' if fastmath else ""
+    flats = ", ".join(f"f{k}" for k in range(nargs))
+    reads = "x = f0[j]" if unary else "; ".join(f"x{k} = f{k}[j]" for k in range(nargs))
+    return f"""@numba.njit(cache=True, parallel=True, error_model="numpy"{flags})
+def _parallel({flats}, fo):
+    for j in numba.prange(fo.size):
+        {reads}
+        fo[j] = {expr}
+"""
+
+
 def _is_signed(dtype: str) -> bool:
     return dtype.startswith("int")
 
@@ -354,9 +381,10 @@ def _unary_source(op: str, arg: ArgType) -> str:
     _check_dtypes([arg])
     expr, helper, fixup = _unary_expr(op, arg.dtype)
     out = "np.bool_" if op == "logical_not" else _np_type(arg.dtype)
+    parallel = fixup is None
     body = f"""
 {_decorator(fastmath=bool(helper))}
-def kernel(a0):
+def {'_serial' if parallel else 'kernel'}(a0):
     out = np.empty(a0.shape, {out})
     fo = out.reshape(-1)
     f0 = np.ascontiguousarray(a0).reshape(-1)
@@ -379,7 +407,19 @@ def kernel(a0):
         x = f0[j]
         fo[j] = {expr}
 """
-    return f"{_HEADER}{helper}{body}    return out\n"
+    source = f"{_HEADER}{helper}{body}    return out\n"
+    if not parallel:
+        return source
+    return f"""{source}
+{_parallel_loop(expr, 1, bool(helper), unary=True)}
+
+def kernel(a0):
+    if a0.size >= PARALLEL_MIN and a0.flags.c_contiguous:
+        out = np.empty(a0.shape, {out})
+        _parallel(a0.reshape(-1), out.reshape(-1))
+        return out
+    return _serial(a0)
+"""
 
 
 def _unary_generator(op: str) -> Callable[[dict, Sequence[ArgType]], str]:
@@ -547,10 +587,12 @@ def _broadcast_source(
     divisor_check: bool = False,
     exponent_check: bool = False,
     scalar_case: tuple[str, str] = ("", ""),
+    parallel: bool = True,
 ) -> str:
     """A broadcasting kernel computing ``expr`` of the elements x0, x1, ... (see the module docstring). One
     function: Numba compiles each function separately, and helpers would double the compile time."""
     _check_dtypes(args)
+    parallel = parallel and not (divisor_check or exponent_check) and all(a.rank == args[0].rank for a in args)
     nargs = len(args)
     rank = max(a.rank for a in args)
     width = max(rank, 1)
@@ -617,7 +659,20 @@ def _broadcast_source(
     code(4, "break")
     code(3, *(f"p{k} -= st[{k}, d] * dims[d]" for k in ks), "idx[d] = 0", "d -= 1")
     code(1, "return out")
-    return f"{_HEADER}{helpers}\n\n{_decorator()}\ndef kernel({names}):\n{code.text()}"
+    serial = f"{_decorator()}\ndef {'_serial' if parallel else 'kernel'}({names}):\n{code.text()}"
+    if not parallel:
+        return f"{_HEADER}{helpers}\n\n{serial}"
+    same = " and ".join(f"a{k}.shape == a0.shape and a{k}.flags.c_contiguous" for k in ks)
+    return f"""{_HEADER}{helpers}\n\n{serial}
+{_parallel_loop(expr, nargs, bool(helpers))}
+
+def kernel({names}):
+    if a0.size >= PARALLEL_MIN and {same}:
+        out = np.empty(a0.shape, {_np_type(out_dtype)})
+        _parallel({", ".join(f"a{k}.reshape(-1)" for k in ks)}, out.reshape(-1))
+        return out
+    return _serial({names})
+"""
 
 
 def _binary_parts(op: str, dtype: str) -> dict:

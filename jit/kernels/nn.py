@@ -163,6 +163,11 @@ def matmul(attrs: dict, args: list[ArgType]) -> str:
         lines += [f"sa{i} = 0 if da{i} == 1 else pa", f"pa *= da{i}"]
         lines += [f"sb{i} = 0 if db{i} == 1 else pb", f"pb *= db{i}"]
     out_dims = [f"o{i}" for i in range(batch)]
+    if batch == 0 and _is_float(a.dtype):
+        # One product: BLAS takes C- and F-ordered operands as they are (a transposed weight in a gradient is a
+        # view; copying it to C order costs more than the product); Numba copies other strides itself.
+        lines += ["if m == 0 or n == 0 or k == 0:", f"    return np.zeros((m, n), {dtype})", "return np.dot(a, b)"]
+        return _module("", _kernel("a, b", "\n".join(lines)))
     lines += [
         "a3 = np.ascontiguousarray(a).reshape((pa, m, k))",
         "b3 = np.ascontiguousarray(b).reshape((pb, k, n))",

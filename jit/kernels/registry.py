@@ -20,6 +20,7 @@ import importlib.util
 import os
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -27,9 +28,14 @@ import attrs
 
 from relayish.types import BaseType, Shape, TensorType, Type
 
+# np.dot on arbitrarily strided operands copies them (what NumPy does too); not the user's concern
+warnings.filterwarnings("ignore", message=r"np\.dot\(\) is faster on contiguous arrays")
+
 Generator = Callable[[dict, Sequence["ArgType"]], str]
 
-GENERATORS: dict[str, Generator] = {}  # operator name -> kernel source generator (CPU)
+TARGETS = ("cpu", "cuda")
+# target -> operator name -> kernel source generator
+GENERATORS: dict[str, dict[str, Generator]] = {target: {} for target in TARGETS}
 
 
 @attrs.frozen
@@ -46,14 +52,14 @@ class ArgType:
         return ArgType(ty.dtype.to_numpy().name, ty.shape.rank)
 
 
-def generator(*names: str) -> Callable[[Generator], Generator]:
-    """Register a kernel source generator for operators ``names``."""
+def generator(*names: str, target: str = "cpu") -> Callable[[Generator], Generator]:
+    """Register a kernel source generator for operators ``names`` on ``target``."""
 
     def register(fn: Generator) -> Generator:
         for name in names:
-            if name in GENERATORS:
-                raise ValueError(f"operator {name} already has a kernel generator")
-            GENERATORS[name] = fn
+            if name in GENERATORS[target]:
+                raise ValueError(f"operator {name} already has a {target} kernel generator")
+            GENERATORS[target][name] = fn
         return fn
 
     return register
@@ -76,31 +82,39 @@ def _key(name: str, attrs_: dict, args: Sequence[ArgType], target: str) -> tuple
     return (name, tuple(sorted((k, repr(v)) for k, v in attrs_.items())), tuple(args), target)
 
 
-FAMILIES = ("elementwise", "reduce", "shape", "nn")  # the modules of jit/kernels/ that register generators
+# the modules that register generators, per target (CUDA's import numba.cuda: only on demand)
+FAMILIES = {"cpu": ("jit.kernels.elementwise", "jit.kernels.reduce", "jit.kernels.shape", "jit.kernels.nn"),
+            "cuda": ("jit.cuda.elementwise", "jit.cuda.reduce", "jit.cuda.shape", "jit.cuda.nn")}
 
 
-def load_generators() -> dict[str, Generator]:
-    for family in FAMILIES:
-        importlib.import_module(f"jit.kernels.{family}")
-    return GENERATORS
+def load_generators(target: str = "cpu") -> dict[str, Generator]:
+    if target not in GENERATORS:
+        raise ValueError(f"unknown target {target!r} (targets: {', '.join(TARGETS)})")
+    for family in FAMILIES[target]:
+        importlib.import_module(family)
+    return GENERATORS[target]
 
 
 def kernel(name: str, attrs_: dict, args: Sequence[ArgType], target: str = "cpu") -> Callable[..., Any]:
     """The kernel of operator ``name`` for these attributes and argument types."""
-    load_generators()
+    generators = load_generators(target)
     key = _key(name, attrs_, args, target)
     found = _KERNELS.get(key)
     if found is None:
-        if target != "cpu":
-            raise ValueError(f"unknown target {target!r}")
-        if name not in GENERATORS:
-            raise NotImplementedError(f"operator {name} has no kernel")
-        source = GENERATORS[name](attrs_, list(args))
-        found = _KERNELS[key] = load(source, name)
+        if name not in generators:
+            raise NotImplementedError(f"operator {name} has no {target} kernel")
+        module = load(generators[name](attrs_, list(args)), name, target)
+        if target == "cuda":
+            from jit.cuda.launch import Launcher
+
+            found = Launcher(name, attrs_, module)
+        else:
+            found = module.kernel
+        _KERNELS[key] = found
     return found
 
 
-def load(source: str, name: str) -> Callable[..., Any]:
+def load(source: str, name: str, target: str = "cpu") -> Any:
     """Import the kernel module of ``source`` from the cache directory (writing it first
     when it is missing or does not match its name)."""
     import numba
@@ -108,7 +122,7 @@ def load(source: str, name: str) -> Callable[..., Any]:
     text = f"# relayish kernel for {name}; numba {numba.__version__}\n{source}"
     digest = hashlib.sha256(text.encode()).hexdigest()[:24]
     directory = cache_dir() / "kernels"
-    path = directory / f"k_{name}_{digest}.py"
+    path = directory / f"{'k' if target == 'cpu' else target}_{name}_{digest}.py"
     if not _intact(path, text):
         directory.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp_", suffix=".py")
@@ -127,7 +141,7 @@ def load(source: str, name: str) -> Callable[..., Any]:
         except BaseException:
             del sys.modules[module_name]
             raise
-    return module.kernel
+    return module
 
 
 def purge_numba_caches() -> int:
@@ -135,7 +149,9 @@ def purge_numba_caches() -> int:
     file turns out to be corrupted: Numba writes atomically but does not check what it
     reads); the kernels compile again at their next call. Returns the files removed."""
     removed = 0
-    for fn in _KERNELS.values():
+    for key, fn in _KERNELS.items():
+        if key[-1] != "cpu":
+            continue
         source = Path(getattr(fn, "py_func", fn).__code__.co_filename)
         for stale in (source.parent / "__pycache__").glob(f"{source.stem}.*"):
             stale.unlink(missing_ok=True)
@@ -151,11 +167,15 @@ def _intact(path: Path, text: str) -> bool:
 
 
 def compile_stats() -> dict[str, int]:
-    """Numba compilations and cache hits of every kernel loaded in this process."""
+    """Numba compilations and cache hits of every kernel loaded in this process (each Numba
+    function of a kernel module: the kernel, its helpers, its parallel loop)."""
     misses = hits = 0
-    for fn in _KERNELS.values():
-        stats = getattr(fn, "stats", None)
-        if stats is not None:
-            misses += sum(stats.cache_misses.values())
-            hits += sum(stats.cache_hits.values())
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("relayish_kernels."):
+            continue
+        for value in vars(module).values():
+            stats = getattr(value, "stats", None)
+            if stats is not None and hasattr(stats, "cache_misses"):
+                misses += sum(stats.cache_misses.values())
+                hits += sum(stats.cache_hits.values())
     return {"compiled": misses, "cache_hits": hits, **COUNTERS}

@@ -106,18 +106,22 @@ def reshape(attrs: dict, args: Sequence[ArgType]) -> str:
 """)
 
 
+def permutation(axes: Sequence[int] | None, rank: int) -> tuple[int, ...]:
+    """transpose's ``axes`` as a permutation of ``range(rank)`` (reversed for None)."""
+    if axes is None:
+        return tuple(reversed(range(rank)))
+    if len(axes) != rank:
+        raise ValueError("axes don't match array")
+    return normalize_axis_tuple(axes, rank)
+
+
 @generator("transpose")
 @static_errors("transpose")
 def transpose(attrs: dict, args: Sequence[ArgType]) -> str:
     """A view with the axes permuted (reversed for axes None)."""
     (x,) = args
     check_dtypes("transpose", [x.dtype])
-    axes = attrs["axes"]
-    if axes is None:
-        axes = tuple(reversed(range(x.rank)))
-    elif len(axes) != x.rank:
-        raise ValueError("axes don't match array")
-    axes = normalize_axis_tuple(axes, x.rank)
+    axes = permutation(attrs["axes"], x.rank)
     if x.rank < 2:
         return _kernel("x", "    return x\n")
     shape = shape_tuple([f"x.shape[{a}]" for a in axes])

@@ -3,8 +3,8 @@
 Each generated program (``strategies.programs``) runs in the reference evaluator and in
 every other chosen backend on the same arguments; results must agree (``check_equivalent``).
 Backends are named: ``roundtrip`` evaluates the program after printing and parsing its
-typed text; ``pass:MODULE:FUNCTION`` evaluates the output of your IR-to-IR pass (the JIT
-will add ``jit`` here). A failure is minimized (``minimize``) and written to a ``.rly``
+typed text; ``pass:MODULE:FUNCTION`` evaluates the output of your IR-to-IR pass; ``jit``
+and ``cuda`` run the compiled program (CUDA: on a GPU, or with ``NUMBA_ENABLE_CUDASIM=1``). A failure is minimized (``minimize``) and written to a ``.rly``
 file whose comments hold the error and the arguments, so it can be re-run and read.
 """
 
@@ -44,15 +44,15 @@ def _after_pass(pass_fn: Callable[[Module], Module], module: Module, name: str, 
     return evaluate(pass_fn(infer(module)), name, *args, max_calls=max_calls)
 
 
-def _jit(module: Module, name: str, *args: Any, max_calls: int | None = None) -> Any:
+def _jit(module: Module, name: str, *args: Any, max_calls: int | None = None, target: str = "cpu") -> Any:
     """Compiled code has no step counter: generated programs are bounded by construction."""
     from jit import compile as jit_compile
 
-    return jit_compile(module, name)(*args)
+    return jit_compile(module, name, target=target)(*args)
 
 
 def backend(spec: str) -> Callable[..., Any]:
-    """The backend named ``spec``: ``interp``, ``roundtrip``, ``jit`` or ``pass:MODULE:FUNCTION``.
+    """The backend named ``spec``: ``interp``, ``roundtrip``, ``jit``, ``cuda`` or ``pass:MODULE:FUNCTION``.
 
     A backend is ``backend(module, name, *args, max_calls=None) -> value``.
     """
@@ -62,6 +62,8 @@ def backend(spec: str) -> Callable[..., Any]:
         return _roundtrip
     if spec == "jit":
         return _jit
+    if spec == "cuda":  # a GPU, or the simulator (NUMBA_ENABLE_CUDASIM=1)
+        return functools.partial(_jit, target="cuda")
     if spec.startswith("pass:"):
         module_name, _, function = spec[len("pass:"):].partition(":")
         if not module_name or not function:
@@ -71,7 +73,7 @@ def backend(spec: str) -> Callable[..., Any]:
         except (ImportError, AttributeError) as err:
             raise ValueError(f"cannot load the pass {spec[5:]!r}: {err}") from None
         return functools.partial(_after_pass, pass_fn)
-    raise ValueError(f"unknown backend {spec!r} (backends: interp, roundtrip, jit, pass:MODULE:FUNCTION)")
+    raise ValueError(f"unknown backend {spec!r} (backends: interp, roundtrip, jit, cuda, pass:MODULE:FUNCTION)")
 
 
 @attrs.define

@@ -46,7 +46,7 @@ CELLS = [(impl, row) for impl in CORE_IMPLS + OPTIONAL_IMPLS for row in W.TIMED_
 @pytest.fixture(scope="module", autouse=True)
 def kernel_cache(tmp_path_factory):
     """A kernel cache directory for this test session only (relayish reads the variable at
-    use): the one tests/jit/conftest.py made when it is loaded (so kernels compiled there are
+    use): the one tests/conftest.py made for the session (so kernels compiled elsewhere are
     found here), else a fresh one."""
     old = os.environ.get("RELAYISH_CACHE_DIR")
     if old and Path(old).name.startswith("relayish-test-cache-"):

@@ -13,7 +13,7 @@ import pytest
 
 import relayish
 from frontend import RelayFunction
-from relayish import relay
+from relayish import Float, Tensor, relay, relay_model
 from relayish.expr import Call, Expr, Function, Let, Op
 from relayish.traverse import post_order
 
@@ -159,3 +159,17 @@ def test_the_returned_variable_is_ascribed_the_annotated_type():
         body = body.body
     assert type(body).__name__ == "Ascribe" and body.span.line == T.power.source.span(T.power.source.node).line + 4
     assert isinstance(fn, Function) and fn.ret_type == relayish.parse(POWER)["power"].ret_type
+
+
+def test_the_default_backend_is_the_jit_unless_the_environment_says_otherwise(monkeypatch):
+    def f(x: Tensor[Float, 3]) -> Tensor[Float, 3]:
+        return x * 2.0
+
+    monkeypatch.delenv("RELAYISH_BACKEND", raising=False)
+    assert relay(f).backend == "jit" and relay_model(f).backend == "jit"
+    assert relay(backend="interp")(f).backend == "interp"
+    monkeypatch.setenv("RELAYISH_BACKEND", "interp")
+    assert relay(f).backend == "interp"
+    monkeypatch.setenv("RELAYISH_BACKEND", "tvm")
+    with pytest.raises(ValueError, match="RELAYISH_BACKEND='tvm' is not a backend"):
+        relay(f)

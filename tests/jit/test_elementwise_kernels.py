@@ -399,3 +399,22 @@ def test_results_are_fresh_arrays():
                               ("where", [x > 0, x, np.array(0, np.float32)], {})]:
         got, _ = run(name, args, **attrs)
         assert not np.shares_memory(got, x)
+
+
+@pytest.mark.parametrize(("name", "dtype", "count"), [("add", "float32", 2), ("tanh", "float32", 1),
+                                                       ("where", "float64", 3), ("neg", "int16", 1)])
+def test_the_parallel_loops_equal_the_serial_ones(name, dtype, count, monkeypatch):
+    """RELAYISH_PARALLEL_MIN turns the parallel loops on (module docstring); here from 1 element."""
+    rng = np.random.default_rng(0)
+    arrays = [(rng.standard_normal(1000) * 3).astype(dtype) for _ in range(count)]
+    if name == "where":
+        arrays[0] = arrays[0] > 0
+    op = get_op(name)
+    fn = kernel(name, op.full_attrs(()), [ArgType(a.dtype.name, a.ndim) for a in arrays])
+    serial = fn(*arrays)
+    module = __import__("sys").modules[fn.__module__]
+    monkeypatch.setattr(module, "PARALLEL_MIN", 1)
+    parallel = fn(*arrays)
+    assert module._parallel.signatures, "the parallel loop did not run"
+    np.testing.assert_array_equal(parallel, serial, strict=True)
+    np.testing.assert_allclose(parallel, op(*arrays), rtol=tolerance(name, np.dtype(dtype)))

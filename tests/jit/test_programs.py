@@ -72,7 +72,7 @@ def test_the_ad_programs_compiled(fn: RelayFunction) -> None:
 GENERATED = Features(grad=True)
 
 
-@settings(max_examples=300 if HEAVY else 30, suppress_health_check=list(HealthCheck), deadline=None)
+@settings(max_examples=500 if HEAVY else 30, suppress_health_check=list(HealthCheck), deadline=None)
 @given(program=programs(GENERATED))
 def test_generated_programs_with_grad_compiled(program) -> None:
     check_equivalent(program.module, program.module, program.entry, program.args,

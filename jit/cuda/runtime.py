@@ -1,0 +1,59 @@
+"""The CUDA program's runtime: tensors of rank 1 and more live on the device, scalars on the host.
+
+Arguments are copied to the device once when the compiled function is called and results back
+once when it returns (``BOUNDARY``); constants are copied when the program is lowered; ``Zero``
+is allocated and cleared on the device. Rank-0 values stay NumPy scalars on the host, where
+control flow needs them: kernels take them by value, and a kernel with a rank-0 result
+(a loss) returns it to the host.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import cuda
+
+from ..lower import HostRuntime
+from ..scalars import Boundary
+from .launch import THREADS
+
+
+def to_device(array: Any) -> Any:
+    return cuda.to_device(np.ascontiguousarray(array))
+
+
+def to_host(array: Any) -> np.ndarray:
+    return array.copy_to_host()
+
+
+BOUNDARY = Boundary(to_device, to_host)
+
+
+@cuda.jit
+def _clear(flat: Any) -> None:
+    i = cuda.grid(1)
+    if i < flat.size:
+        flat[i] = 0
+
+
+class DeviceRuntime(HostRuntime):
+    """Constants and ``Zero`` on the device."""
+
+    @staticmethod
+    def constant(value: np.ndarray) -> Any:
+        return to_device(value)
+
+    @staticmethod
+    def allocate_zeros(shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        array = cuda.device_array(shape, dtype)
+        count = array.size
+        if count:
+            threads = min(count, THREADS)
+            _clear[(count + threads - 1) // threads, threads](array.reshape(count))
+        return array
+
+
+def available() -> bool:
+    """A GPU, or the simulator (``NUMBA_ENABLE_CUDASIM=1``)."""
+    return cuda.is_available()

@@ -1,0 +1,76 @@
+"""Whole programs compiled for the CUDA target give what the evaluator gives: the evaluator's
+corpus (against its hand-written expectations; programs whose arguments are too big for the
+simulator or that use float16 are left out, the latter tested to be refused clearly), and
+generated programs with Grad (``check_equivalent``)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import relayish
+from jit.kernels.registry import load_generators
+from relayish.errors import RelayRuntimeError
+from relayish.testing import check_equivalent
+from relayish.testing.strategies import DEFAULT_DTYPES, Features, programs
+from relayish.types import FloatType
+from tests.interp import test_corpus as interp_corpus
+
+SIMULATOR_ELEMENTS = 4096  # the simulator runs a Python thread per element
+
+
+def cuda_run(module: relayish.Module, name: str, *args):
+    return relayish.compile(module, name, target="cuda")(*args)
+
+
+def _small(item: tuple[str, int]) -> bool:
+    case = interp_corpus.EXPECTATIONS[item[0]][item[1]]
+    arrays = [a for a in case.args if isinstance(a, np.ndarray)]
+    return sum(a.size for a in arrays) <= SIMULATOR_ELEMENTS and not any(a.dtype == np.float16 for a in arrays) \
+        and "float16" not in item[0] and "lenet" not in item[0]
+
+
+CASES = [item for item in interp_corpus._case_ids() if _small(item)]
+
+
+@pytest.mark.parametrize("item", CASES, ids=[interp_corpus._id(i) for i in CASES])
+def test_the_evaluator_corpus_on_cuda(item: tuple[str, int]) -> None:
+    name, k = item
+    case = interp_corpus.EXPECTATIONS[name][k]
+    args = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in case.args)
+    try:
+        result = cuda_run(interp_corpus.load(name), "main", *args)
+    except RelayRuntimeError as err:
+        if "float16" in str(err):
+            pytest.fail(f"{name} uses float16; leave it out of CASES: {err}")
+        raise
+    interp_corpus.assert_same(result, case.expected, rtol=case.rtol, atol=case.atol)
+
+
+def test_most_of_the_corpus_runs_on_cuda() -> None:
+    assert len(CASES) >= 0.7 * len(interp_corpus._case_ids())
+
+
+def test_float16_is_refused_with_a_clear_error() -> None:
+    mod = relayish.parse("def @main(%x: Tensor(FloatType(16), Shape(2))) { @tanh(%x) }")
+    with pytest.raises(RelayRuntimeError, match="CUDA target has no float16"):
+        cuda_run(mod, "main", np.ones(2, np.float16))
+
+
+# float16 is refused on CUDA (tested above); the simulator runs a Python thread per element, so
+# programs stay small and few (RELAYISH_HYPOTHESIS=heavy: 100)
+NO_HALF = tuple(d for d in DEFAULT_DTYPES if d != FloatType(16))
+HEAVY = os.environ.get("RELAYISH_HYPOTHESIS") == "heavy"
+
+
+@settings(max_examples=100 if HEAVY else 40, suppress_health_check=list(HealthCheck), deadline=None)
+@given(program=programs(Features(grad=True, dtypes=NO_HALF, max_nodes=30)))
+def test_generated_programs_with_grad_on_cuda(program) -> None:
+    check_equivalent(program.module, program.module, program.entry, program.args, backend_b=cuda_run)
+
+
+def test_every_operator_has_a_cuda_kernel() -> None:
+    assert set(load_generators("cuda")) == set(load_generators("cpu"))
