@@ -12,9 +12,11 @@ Semantics and tolerances (against ``relayish.ops.get_op(name)``):
   contracted dimension per output element. Floats accumulate in float64 and are rounded once on the
   store, so they differ from the reference's BLAS / tensordot order by at most ``rtol * (the same
   operator on the arguments' absolute values)``, rtol 1e-5 for float32 and 1e-12 for float64;
-  NaN and infinities come out where the reference has them (conv2d and conv2d_backward_weight read
-  the zero padding as zeros, so ``0 * inf`` is NaN there, as in the reference). Integers accumulate
-  in int64 / uint64 and the store truncates: exact, wrapping as NumPy does.
+  NaN and infinities come out where IEEE arithmetic puts them (conv2d and conv2d_backward_weight
+  read the zero padding as zeros, so ``0 * inf`` is NaN there, as in the reference). The reference
+  agrees except where NumPy's BLAS dot has an operand of one element: it calls axpy, which skips the
+  products when that element is 0, so ``0 * NaN`` is 0 there (conv2d and its gradients, through
+  tensordot). Integers accumulate in int64 / uint64 and the store truncates: exact, wrapping as NumPy does.
 - avg_pool2d sums each window in float64 and divides once: the same tolerances (of the mean of the
   window's absolute values). A window wholly in the padding without ``count_include_pad`` is NaN.
 - Exact (bit for bit up to the sign of a zero): max_pool2d (NaN wins), max_pool2d_gather,

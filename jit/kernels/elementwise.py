@@ -21,10 +21,12 @@ where(x > 0, x, 0.0) 98 vs 3570 us (NumPy's where broadcasts its scalar slowly);
 
 Parallel loops. Unary operators without a second pass and broadcasting operators whose arguments all have one
 shape (C-contiguous) have a second loop, ``numba.prange`` over the flat arrays, taken from ``PARALLEL_MIN`` elements
-on. Measured here (float32 add, 2 cores): on an idle machine it wins from about 64K elements (1M: 74 us against
-157 us serial), but while another process holds one of the two cores it loses badly (workqueue: 230 us; OpenMP:
-up to 8 ms, a barrier waiting for a descheduled thread), which is the normal state of these shared machines. So it
-is off by default and ``RELAYISH_PARALLEL_MIN=131072`` turns it on where cores are dedicated; the parallel loop
+on: off unless ``RELAYISH_PARALLEL_MIN`` sets it (131072 is a good value where cores are dedicated), by measurement
+(2 cores; float32 add of 1M elements: 157 us serial). On an idle machine with Numba's OpenMP layer the loop takes
+74 us (W1's forward pass 0.8x NumPy instead of 1.3x), but OpenMP's spinning threads then fight OpenBLAS's: W2's
+value and gradient, whose 784x256 weight gradients cross the threshold, went from 0.8 ms to 8.4 ms; with
+OMP_WAIT_POLICY=PASSIVE that is gone and so is the gain (W1 forward 1.2-1.5x); Numba's workqueue layer is slower
+than one core (314 us); and while another process holds a core an OpenMP barrier can wait 8 ms. The parallel loop
 compiles (~1.3 s) only when first taken.
 
 Errors. Integer ``div`` raises ZeroDivisionError when any divisor is 0 (checked over the whole divisor, as the
@@ -88,11 +90,10 @@ _HEADER = """import math
 import numba
 import numpy as np
 
-import os
+from jit.kernels.registry import parallel_min
 
 _F = np.float32
-# elements from which a flat loop runs on every core; off unless RELAYISH_PARALLEL_MIN is set (module docstring)
-PARALLEL_MIN = int(os.environ.get("RELAYISH_PARALLEL_MIN") or 2**62)
+PARALLEL_MIN = parallel_min()  # elements from which the flat loop runs on every core (module docstring)
 """
 
 # Vectorizable approximations (error bounds in the module docstring). Each handles finite arguments of its range,

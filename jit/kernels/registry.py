@@ -65,6 +65,16 @@ def generator(*names: str, target: str = "cpu") -> Callable[[Generator], Generat
     return register
 
 
+PARALLEL_OFF = 2**62
+
+
+def parallel_min() -> int:
+    """Elements from which elementwise kernels take their parallel loop: ``RELAYISH_PARALLEL_MIN``
+    (unset or 0: never; measurements in ``jit/kernels/elementwise.py``)."""
+    configured = int(os.environ.get("RELAYISH_PARALLEL_MIN") or 0)
+    return configured if configured > 0 else PARALLEL_OFF
+
+
 def cache_dir() -> Path:
     """``RELAYISH_CACHE_DIR``, else ``$XDG_CACHE_HOME/relayish``, else ``~/.cache/relayish``."""
     configured = os.environ.get("RELAYISH_CACHE_DIR")

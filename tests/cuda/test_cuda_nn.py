@@ -32,6 +32,7 @@ from jit.cuda import nn
 from jit.kernels.registry import load_generators
 from relayish.errors import RelayTypeError
 from tests.cuda.support import reference, run_cuda
+from tests.jit.test_nn_kernels import STATIC_ERRORS, f32, image, values  # shared with the CPU kernels' tests
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning"),
@@ -84,28 +85,6 @@ def check(name: str, arrays: list[np.ndarray], attrs: dict, rtol: dict | None = 
     assert np.all(error <= bound), f"{name}: error {np.max(error - bound)} above the bound"
 
 
-def values(rng: np.random.Generator, shape: tuple[int, ...], dtype: str, ties: bool = False) -> np.ndarray:
-    """Random values: normal floats, or (ties) small integers with some NaN, inf, -inf and -0.0; integers
-    over the dtype's whole range (products wrap), or (ties) small ones with the extremes; booleans."""
-    kind = np.dtype(dtype).kind
-    if kind == "b":
-        return rng.random(shape) < 0.5
-    if kind == "f":
-        if not ties:
-            return rng.standard_normal(shape).astype(dtype)
-        a = rng.integers(-3, 4, shape).astype(dtype)
-        special = rng.random(shape) < 0.1
-        a[special] = rng.choice(np.array([np.nan, np.inf, -np.inf, -0.0], dtype), special.sum())
-        return a
-    info = np.iinfo(dtype)
-    if not ties:
-        return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
-    a = rng.integers(max(info.min, -3), min(info.max, 3), shape, endpoint=True).astype(dtype)
-    extreme = rng.random(shape) < 0.1
-    a[extreme] = rng.choice(np.array([info.min, info.max], dtype), extreme.sum())
-    return a
-
-
 def extent(data: Any, high: int, low: int = 1) -> int:
     """A size in low .. high, or about once in eight draws 0: empty arrays, without most cases empty."""
     return 0 if data.draw(st.integers(0, 7)) == 0 else data.draw(st.integers(low, high))
@@ -128,7 +107,7 @@ def test_every_operator_has_a_cuda_generator() -> None:
 # matmul and dense --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("rank_a, rank_b", [(2, 2), (3, 2), (2, 3), (4, 3)])
+@pytest.mark.parametrize("rank_a, rank_b", [(2, 2), (3, 2), (2, 3), (3, 3), (4, 3)])
 @FEW
 @given(st.sampled_from(["float32", "float64", "int32", "uint8", "int64"]), st.data(), seeds)
 def test_matmul(rank_a: int, rank_b: int, dtype: str, data: Any, seed: int) -> None:
@@ -425,32 +404,13 @@ def test_pad_backward(dtype: str, data: Any, seed: int) -> None:
 
 # errors ------------------------------------------------------------------------------------------
 
-f32 = np.ones((2, 2), np.float32)
-image = np.ones((1, 1, 4, 4), np.float32)
-
-
-@pytest.mark.parametrize(
-    "name, arrays, attrs",
-    [
-        ("matmul", [np.ones(2, np.float32), f32], {}),
-        ("dense", [f32, np.ones((2, 2, 2), np.float32)], {}),
-        ("conv2d", [image, image], {"strides": 0}),
-        ("conv2d_backward_input", [image, image, image], {"dilation": (1, 0)}),
-        ("conv2d_backward_weight", [image, f32, image], {}),
-        ("max_pool2d", [image], {"pool_size": 2, "padding": -1}),
-        ("max_pool2d_backward", [image, image], {"pool_size": 5}),
-        ("max_pool2d_gather", [image, image], {"pool_size": (2, 0)}),
-        ("avg_pool2d", [image[0]], {"pool_size": 2}),
-        ("avg_pool2d_backward", [image, image], {"pool_size": 0}),
-        ("strided_slice_backward", [f32, f32], {"begin": (0, 0), "end": (1, 1), "axes": (1, -1)}),
-        ("strided_slice_backward", [f32, f32], {"begin": (0,), "end": (1,), "strides": (0,)}),
-        ("take_backward", [f32, np.zeros(2, np.int32), f32], {"axis": 2}),
-        ("concatenate_backward", [f32, f32], {"index": 1}),
-        ("concatenate_backward", [f32, f32], {"index": 0, "axis": 2}),
-        ("pad_backward", [f32, f32], {"pad_width": (1, 1)}),
-        ("pad_backward", [f32, f32], {"pad_width": (1, 1, -1, 0)}),
-    ],
-)
+@pytest.mark.parametrize("name, arrays, attrs", STATIC_ERRORS + [
+    ("conv2d_backward_input", [image, image, image], {"dilation": (1, 0)}),
+    ("max_pool2d_backward", [image, image], {"pool_size": 5}),
+    ("max_pool2d_gather", [image, image], {"pool_size": (2, 0)}),
+    ("avg_pool2d", [image[0]], {"pool_size": 2}),
+    ("concatenate_backward", [f32, f32], {"index": 0, "axis": 2}),
+])
 def test_attributes_and_ranks_the_reference_rejects(name: str, arrays: list[np.ndarray], attrs: dict) -> None:
     """The generator still gives a module; the type relation rejects the call before any launch."""
     with pytest.raises(ValueError):

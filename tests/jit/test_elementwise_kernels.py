@@ -418,3 +418,14 @@ def test_the_parallel_loops_equal_the_serial_ones(name, dtype, count, monkeypatc
     assert module._parallel.signatures, "the parallel loop did not run"
     np.testing.assert_array_equal(parallel, serial, strict=True)
     np.testing.assert_allclose(parallel, op(*arrays), rtol=tolerance(name, np.dtype(dtype)))
+
+
+def test_the_parallel_threshold_comes_from_the_environment(monkeypatch):
+    from jit.kernels.registry import PARALLEL_OFF, parallel_min
+
+    monkeypatch.setenv("RELAYISH_PARALLEL_MIN", "0")
+    assert parallel_min() == PARALLEL_OFF
+    monkeypatch.setenv("RELAYISH_PARALLEL_MIN", "5000")
+    assert parallel_min() == 5000
+    monkeypatch.delenv("RELAYISH_PARALLEL_MIN")
+    assert parallel_min() == PARALLEL_OFF  # off by default (measurements in jit/kernels/elementwise.py)
