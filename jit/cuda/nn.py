@@ -30,8 +30,8 @@ Errors: shapes, dtypes and attributes are checked by the operator's type relatio
 (``Launcher``), so a bad shape raises ``RelayTypeError`` where the reference raises ValueError; a
 generator given attributes or ranks the relation rejects still returns a module, whose kernel
 reports a ValueError. The only error found on the device is take_backward's index out of range
-(IndexError), reported by any thread that sees one; as no thread runs for an empty result, an
-out-of-range index with an empty ``like`` goes unreported. Float16 is not a CUDA dtype here.
+(IndexError), reported by any thread that sees one; for an empty result, where no thread runs, the
+launcher asks the reference, which raises it too. Float16 is not a CUDA dtype here.
 """
 
 from __future__ import annotations

@@ -428,3 +428,12 @@ def test_take_backward_index_out_of_range(index: int, axis: int | None) -> None:
         reference("take_backward", [g, indices, like], axis=axis)
     with pytest.raises(IndexError, match="out of range"):
         run_cuda("take_backward", [g, indices, like], axis=axis)
+
+
+def test_an_out_of_range_index_beside_an_empty_result_raises_as_the_reference():
+    """No thread runs for an empty result; the launcher asks the reference, which raises."""
+    g, indices, like = np.ones((1, 2), np.float32), np.array([5], np.int64), np.zeros((0, 2), np.float32)
+    with pytest.raises(IndexError, match="out of range"):
+        reference("take_backward", [g, indices, like], axis=0)
+    with pytest.raises(IndexError, match="out of range"):
+        run_cuda("take_backward", [g, indices, like], axis=0)
