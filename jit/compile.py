@@ -71,13 +71,17 @@ class CompiledFunction:
 
         if len(args) != len(self.params):
             raise RelayRuntimeError(f"@{self.name} takes {len(self.params)} arguments, got {len(args)}")
-        dims: dict = {}
-        checked = [check_value(p.type_annotation, a, dims, f"argument %{p.name_hint} of @{self.name}")
-                   if p.type_annotation is not None else a for p, a in zip(self.params, args)]
-        key = tuple(value_type(a) for a in checked)
-        entry = self.specializations.get(key)
+        # Arrays of dtypes and shapes seen before passed the checks then, and would pass them unchanged again.
+        entry = self.specializations.get(tuple(value_type(a) for a in args)) if all(map(arrays_only, args)) else None
+        checked = list(args)
         if entry is None:
-            entry = self.specializations[key] = self.program()[1]
+            dims: dict = {}
+            checked = [check_value(p.type_annotation, a, dims, f"argument %{p.name_hint} of @{self.name}")
+                       if p.type_annotation is not None else a for p, a in zip(self.params, args)]
+            key = tuple(value_type(a) for a in checked)
+            entry = self.specializations.get(key)
+            if entry is None:
+                entry = self.specializations[key] = self.program()[1]
         try:
             return self.run(entry, checked)
         except (pickle.UnpicklingError, EOFError):  # a corrupted file of Numba's cache: drop it, compile again
@@ -118,6 +122,13 @@ def target_boundary(target: str) -> Boundary:
 def declared_function_type(fn: Function) -> FuncType:
     """A typed global's type (``infer`` annotates every parameter and the result)."""
     return FuncType([p.type_annotation for p in fn.params], fn.ret_type)
+
+
+def arrays_only(value: Any) -> bool:
+    """NumPy arrays, possibly in tuples: what the argument checks return unchanged."""
+    if isinstance(value, tuple):
+        return all(map(arrays_only, value))
+    return isinstance(value, np.ndarray)
 
 
 def value_type(value: Any) -> Any:

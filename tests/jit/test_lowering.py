@@ -81,6 +81,19 @@ def test_one_specialization_per_argument_type_and_the_evaluators_argument_checks
         f(np.ones((2, 3), np.float32), 1)
 
 
+def test_arguments_seen_before_skip_the_checks_and_new_ones_are_checked():
+    vec = "Tensor(FloatType(32), Shape(n))"
+    mod = relayish.parse(f"def @main[n: Dim](%x: {vec}, %y: {vec}) -> {vec} {{ %x + %y }}")
+    f = relayish.compile(mod, "main")
+    a, b = np.ones(3, np.float32), np.ones(4, np.float32)
+    for _ in range(2):
+        np.testing.assert_array_equal(f(a, a), np.full(3, 2.0, np.float32))
+    with pytest.raises(RelayRuntimeError, match="argument %y of @main"):  # n is 3 from %x
+        f(a, b)
+    with pytest.raises(RelayRuntimeError, match="argument %x of @main"):
+        f(a.astype(np.float64), a)
+
+
 def test_runtime_errors_are_relayish_errors():
     mod = relayish.parse(f"def @main(%a: {I32}, %b: {I32}) -> {I32} {{ %a / %b }}")
     with pytest.raises(RelayRuntimeError, match="ZeroDivisionError"):
