@@ -588,12 +588,11 @@ def _broadcast_source(
     divisor_check: bool = False,
     exponent_check: bool = False,
     scalar_case: tuple[str, str] = ("", ""),
-    parallel: bool = True,
 ) -> str:
     """A broadcasting kernel computing ``expr`` of the elements x0, x1, ... (see the module docstring). One
     function: Numba compiles each function separately, and helpers would double the compile time."""
     _check_dtypes(args)
-    parallel = parallel and not (divisor_check or exponent_check) and all(a.rank == args[0].rank for a in args)
+    parallel = not (divisor_check or exponent_check) and all(a.rank == args[0].rank for a in args)
     nargs = len(args)
     rank = max(a.rank for a in args)
     width = max(rank, 1)
