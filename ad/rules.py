@@ -348,6 +348,8 @@ GRADIENT_OPS: dict[str, Rule] = {
     "avg_pool2d_backward": _avg_pool2d_backward,
     "strided_slice_backward": lambda s: [op("strided_slice", s.g, **s.pick("begin", "end", "strides", "axes")), None],
     "take_backward": lambda s: [op("take", s.g, s.args[1], axis=s.attrs["axis"]), None, None],
+    # data + (take's adjoint of updates): g passes to data unchanged, and take reads updates' share back
+    "scatter_add": lambda s: [s.g, None, op("take", s.g, s.args[1], axis=s.attrs["axis"])],
     "concatenate_backward": _concatenate_backward,
     "pad_backward": lambda s: [op("pad", s.g, pad_width=s.attrs["pad_width"]), None],
 }

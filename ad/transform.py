@@ -37,7 +37,7 @@ from relayish.expr import (
 )  # fmt: skip
 from relayish.module import Module
 from relayish.ops.registry import lookup_op
-from relayish.traverse import free_vars, globals_reached, post_order, replace, trampoline
+from relayish.traverse import free_vars, globals_reached, post_order, reads, replace, trampoline
 from relayish.types import (
     UNIT, FloatType, ForallType, FuncType, RefType, TensorType, TupleType, Type, is_first_order,
 )  # fmt: skip
@@ -200,6 +200,7 @@ class Dualizer:
         return new
 
     def run(self, e: Expr) -> Expr:
+        self.live = live_vars(e)
         return trampoline(self.expr(e))
 
     # free variables ---------------------------------------------------------------------------
@@ -284,7 +285,13 @@ class Dualizer:
         bindings: list[tuple[Var, Expr]] = []
         while isinstance(e, Let):
             new = self.bind(e.var, Var(e.var.name_hint, None))  # before the value: let-bound functions recurse
-            bindings.append((new, (yield self.expr(e.value))))
+            value = e.value
+            if isinstance(value, Call) and isinstance(value.callee, Op) and id(e.var) not in self.live:
+                # a dead result's adjoint stays zero: no link, so its gradient is exactly 0 and costs nothing
+                dual = yield self.call(value, linked=False)
+            else:
+                dual = yield self.expr(value)
+            bindings.append((new, dual))
             e = e.body
         return lets(bindings, (yield self.expr(e)))
 
@@ -303,18 +310,19 @@ class Dualizer:
         params = [Var(f"x{i}", dual_type(t)) for i, t in enumerate(fty.params)]
         return Function(params, Call(GlobalVar(self.ctx.dual_global(g.name)), [self.bp, *params]), dual_type(fty.ret))
 
-    def call(self, e: Call) -> Iterator[Any]:
+    def call(self, e: Call, linked: bool = True) -> Iterator[Any]:
         args = []
         for a in e.args:
-            args.append((yield self.expr(a)))
+            dead = not linked and isinstance(a, Call) and isinstance(a.callee, Op)  # read only by dead code
+            args.append((yield self.call(a, linked=False) if dead else self.expr(a)))
         if isinstance(e.callee, Op):
-            return self.primitive(e, args)
+            return self.primitive(e, args, linked)
         if isinstance(e.callee, GlobalVar):
             return Call(GlobalVar(self.ctx.dual_global(e.callee.name)), [self.bp, *args], span=e.span)
         return Call((yield self.expr(e.callee)), args, span=e.span)
 
-    def primitive(self, e: Call, duals: list[Expr]) -> Expr:
-        """An operator call: its primal call, a zero adjoint, and a link in the chain."""
+    def primitive(self, e: Call, duals: list[Expr], linked: bool = True) -> Expr:
+        """An operator call: its primal call, a zero adjoint, and (``linked``) a link in the chain."""
         name = e.callee.name
         definition = lookup_op(name)
         if definition is None:
@@ -331,12 +339,12 @@ class Dualizer:
         bindings.append((yb, RefNew(op("zeros_like", y))))
         types = [self.ctx.type_of(a) for a in e.args]
         out_type = self.ctx.type_of(e)
-        if definition.differentiable and _is_float(out_type) and any(map(_is_float, types)):
+        if linked and definition.differentiable and _is_float(out_type) and any(map(_is_float, types)):
             g = Var("g")
             site = Site(name, tuple(primals), tuple(types), y, out_type, definition.full_attrs(e.attrs), g)
             contributions = RULES[name](site)
             steps = [
-                RefWrite(Proj(pair, 1), op("add", RefRead(Proj(pair, 1)), c))
+                RefWrite(Proj(pair, 1), accumulated(RefRead(Proj(pair, 1)), c))
                 for pair, c, t in zip(pairs, contributions, types)
                 if c is not None and _is_float(t)
             ]
@@ -344,6 +352,43 @@ class Dualizer:
             backward = Function([], Let(g, RefRead(yb), lets([(Var("u", UNIT), s) for s in steps], Call(prev, []))), UNIT)
             bindings += [(prev, RefRead(self.bp)), (Var("u", UNIT), RefWrite(self.bp, backward))]
         return lets(bindings, Tuple([y, yb]))
+
+
+def accumulated(adjoint: Expr, contribution: Expr) -> Expr:
+    """``adjoint + contribution``; the adjoint of ``take`` (zeros with g added at the indices)
+    is added where the indices point instead (``scatter_add``: work of g's size, which the
+    JIT does in place when the adjoint is not shared), so a loop reading one row of a matrix
+    per step does not build a dense matrix per step."""
+    if isinstance(contribution, Call) and isinstance(contribution.callee, Op) and contribution.callee.name == "take_backward":
+        g, indices, _like = contribution.args
+        return Call(Op("scatter_add"), [adjoint, indices, g], contribution.attrs)
+    return op("add", adjoint, contribution)
+
+
+def live_vars(e: Expr) -> set[int]:
+    """``id``s of the variables whose values ``e``'s result or effects may depend on.
+
+    A variable bound to an operator call is live only when something live reads it, so a
+    chain of bindings that ends unread is dead as a whole (its adjoints are all zero)."""
+    deps: dict[int, set[int]] = {}  # an operator-call binding's variable: the variables its value reads
+    owned: set[int] = set()  # nodes inside those values
+    for node in post_order(e):
+        if isinstance(node, Let) and isinstance(node.value, Call) and isinstance(node.value.callee, Op):
+            inside = list(post_order(node.value))
+            owned.update(id(n) for n in inside)
+            deps[id(node.var)] = {id(n) for n in inside if isinstance(n, Var)}
+    live: set[int] = set()
+    for node in post_order(e):
+        if id(node) in owned:
+            continue
+        live.update(id(c) for c in reads(node) if isinstance(c, Var))
+    stack = list(live)
+    while stack:
+        for dep in deps.get(stack.pop(), ()):
+            if dep not in live:
+                live.add(dep)
+                stack.append(dep)
+    return live
 
 
 def _bound(bindings: list[tuple[Var, Expr]], var: Var, value: Expr) -> Var:

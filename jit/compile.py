@@ -1,8 +1,8 @@
 """``jit.compile(module, name)``: a callable running the global as generated Python over
 Numba kernels (re-exported as ``relayish.compile``).
 
-The program is type-checked and its ``Grad`` nodes expanded (as the evaluator does), then
-lowered once: kernels are chosen by the static dtypes and ranks, which every argument type
+The program is type-checked and its ``Grad`` nodes expanded (as the evaluator does),
+optimized (``jit.passes``, ``opt_level``), then lowered once: kernels are chosen by the static dtypes and ranks, which every argument type
 of a specialization shares (sizes stay dynamic); ``specializations`` records each distinct
 argument type seen, and Numba specializes each kernel further on the arrays' layouts. ``.source`` shows the
 generated Python, for debugging.
@@ -25,6 +25,7 @@ from relayish.expr import Function
 from relayish.types import FuncType
 
 from .kernels.registry import purge_numba_caches
+from .passes import DEFAULT_OPT_LEVEL, explain, optimize
 from .lower import CompileError, Lowering
 from .scalars import HOST, Boundary
 
@@ -35,7 +36,7 @@ RECURSION_LIMIT = 200_000  # non-tail calls deep; each costs a Python frame (~0.
 class CompiledFunction:
     """Global ``@name`` of ``module``, compiled for ``target``; call it with NumPy arrays."""
 
-    def __init__(self, module: Module, name: str, target: str = "cpu"):
+    def __init__(self, module: Module, name: str, target: str = "cpu", opt_level: int = DEFAULT_OPT_LEVEL):
         from interp.evaluator import prepared
 
         if name not in module:
@@ -43,7 +44,8 @@ class CompiledFunction:
         self.boundary = target_boundary(target)
         self.name = name
         self.target = target
-        self.module = prepared(module)  # type-checked, Grad expanded
+        self.opt_level = opt_level
+        self.module = optimize(prepared(module), name, opt_level, target)  # typed, Grad expanded, optimized
         self.params = self.module[name].params
         self.fn_type = declared_function_type(self.module[name])  # prepared modules are typed
         self.specializations: dict[tuple, Any] = {}
@@ -65,6 +67,10 @@ class CompiledFunction:
     @property
     def source(self) -> str:
         return self.program()[0]
+
+    def explain(self) -> str:
+        """The optimized program this function runs (its globals) and its fused kernels."""
+        return explain(self.module, self.name, self.opt_level)
 
     def __call__(self, *args: Any) -> Any:
         from interp.values import check_value
@@ -140,10 +146,12 @@ def value_type(value: Any) -> Any:
     return type(value)
 
 
-def compile(module: Module, name: str, target: str = "cpu") -> CompiledFunction:  # noqa: A001 - the public name
+def compile(module: Module, name: str, target: str = "cpu",  # noqa: A001 - the public name
+            opt_level: int = DEFAULT_OPT_LEVEL) -> CompiledFunction:
     """``@name`` of ``module`` compiled for ``target``: "cpu", or "cuda" (an NVIDIA GPU, or
-    Numba's simulator with ``NUMBA_ENABLE_CUDASIM=1``)."""
-    return CompiledFunction(module, name, target)
+    Numba's simulator with ``NUMBA_ENABLE_CUDASIM=1``), after the optimizer's passes of
+    ``opt_level`` (0 to 3, default 3: docs/optimizer.md)."""
+    return CompiledFunction(module, name, target, opt_level)
 
 
 __all__ = ["CompileError", "CompiledFunction", "compile"]

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import keyword
 import re
+import sys
+from collections import Counter
 from typing import Any, Iterator
 
 import numpy as np
@@ -26,7 +28,7 @@ from relayish.expr import (
 )  # fmt: skip
 from relayish.module import Module
 from relayish.ops.registry import lookup_op
-from relayish.traverse import free_vars
+from relayish.traverse import free_vars, post_order, reads
 from relayish.types import BaseType, FloatType, Kind, Shape, TensorType, TupleType, Type, TypeVar
 
 from . import scalars
@@ -60,7 +62,8 @@ class Lowering:
         self.target = target
         self.runtime = target_runtime(target)
         self.namespace: dict[str, Any] = {"_unit": (), "_zeros": self.runtime.zeros, "_asarray": np.asarray,
-                                          **scalars.NAMESPACE}
+                                          "_accumulate_into": accumulate_into, **scalars.NAMESPACE}
+        self.uses = use_counts(module)
         self.names: dict[int, str] = {}
         self.used: set[str] = set(self.namespace)
         self.kernels: dict[tuple, str] = {}
@@ -150,8 +153,7 @@ class Lowering:
     # statements: an expression in tail position -----------------------------------------
     def tail(self, e: Expr, em: Emitter, self_ref: tuple | None, params: list[str]) -> None:
         while isinstance(e, Let):
-            self.let(e, em)
-            e = e.body
+            e = self.let(e, em)
         if isinstance(e, If):
             cond = self.atom(e.cond, em)
             em.line(f"if {cond}:")
@@ -171,13 +173,44 @@ class Lowering:
             return
         em.line(f"return {self.atom(e, em)}")
 
-    def let(self, e: Let, em: Emitter) -> None:
+    def let(self, e: Let, em: Emitter) -> Expr:
+        """Emits the binding ``e`` (or the accumulation it starts); returns what follows."""
         if isinstance(e.value, Function):
             name = self.bind(e.var)
             self.function(name, e.value, ("local", e.var), em)
-            return
+            return e.body
+        accumulation = self.accumulation(e)
+        if accumulation is not None:
+            ref, (indices, updates), rest = accumulation
+            attrs = lookup_op("scatter_add").full_attrs(e.body.value.attrs)
+            arg_types = [ArgType.of(self.types.get(id(a))) for a in e.body.value.args]
+            fn = kernel("scatter_add", attrs, arg_types, self.target)
+            copy, in_place = self.constant(fn, "k_scatter_add"), self.constant(fn.py_func.__globals__["accumulate"], "k_accumulate")
+            arrays = [f"_asarray({self.atom(a, em)})" for a in (indices, updates)]  # rank 0: NumPy scalars here
+            args = [self.atom(ref, em), in_place, copy, *arrays]
+            em.line(f"_accumulate_into({', '.join(args)})")
+            return rest
         value = self.atom(e.value, em)
         em.line(f"{self.bind(e.var)} = {value}")
+        return e.body
+
+    def accumulation(self, e: Let) -> tuple[Var, tuple[Expr, Expr], Expr] | None:
+        """``let a = !r in let s = scatter_add(a, i, g) in let _ = r := s in rest`` where nothing
+        else reads ``a``, ``s`` or the unit: ``(r, (i, g), rest)``, run as one in-place update
+        when the array is not shared (``accumulate_into``). What AD writes for ``take``'s adjoint."""
+        call, write = e.body, getattr(e.body, "body", None)
+        if not (self.target == "cpu" and isinstance(e.value, RefRead) and isinstance(e.value.ref, Var)
+                and isinstance(call, Let) and isinstance(call.value, Call) and isinstance(call.value.callee, Op)
+                and call.value.callee.name == "scatter_add"
+                and call.value.args[0] is e.var and isinstance(write, Let) and isinstance(write.value, RefWrite)
+                and write.value.ref is e.value.ref and write.value.value is call.var):
+            return None
+        if (self.uses[id(e.var)], self.uses[id(call.var)], self.uses[id(write.var)]) != (1, 1, 0):
+            return None
+        types = [self.types.get(id(a)) for a in call.value.args]
+        if not all(isinstance(t, TensorType) and isinstance(t.dtype, BaseType) and t.dtype != HALF for t in types):
+            return None
+        return e.value.ref, tuple(call.value.args[1:]), write.body
 
     # expressions: each result gets a name, in evaluation order ----------------------------
     def atom(self, e: Expr, em: Emitter) -> str:
@@ -193,8 +226,7 @@ class Lowering:
             return self.atom(e.expr, em)
         if isinstance(e, Let):
             while isinstance(e, Let):
-                self.let(e, em)
-                e = e.body
+                e = self.let(e, em)
             return self.atom(e, em)
         if isinstance(e, Function):
             name = self.fresh("fn")
@@ -228,6 +260,10 @@ class Lowering:
         if isinstance(e, Call):
             if isinstance(e.callee, Op):
                 return self.op_call(e, em)
+            if isinstance(e.callee, Function) and e.callee.primitive and self.target == "cpu":
+                fused = self.fused_call(e, em)
+                if fused is not None:
+                    return fused
             callee = self.atom(e.callee, em)
             return f"{callee}({', '.join(self.atom(a, em) for a in e.args)})"
         if isinstance(e, RefNew):
@@ -244,6 +280,21 @@ class Lowering:
             tvs = self.constant(list(dims), "zero_dims")
             return f"_zeros({ty}, {tvs}, ({''.join(v + ', ' for v in dims.values())}))"
         raise CompileError(f"the JIT cannot compile {type(e).__name__} here (the evaluator runs it)", e.span)
+
+    def fused_call(self, e: Call, em: Emitter) -> str | None:
+        """A fusion group (``fn primitive``) as one kernel call; None where the kernel generator
+        does not take it (the group then runs as a closure, an operator kernel per statement:
+        what the CUDA target always does)."""
+        from .kernels.fused import Unsupported, fused_kernel
+
+        try:
+            found = fused_kernel(e.callee)
+        except Unsupported:
+            return None
+        name = self.constant(found, "k_fused")
+        args = [self.atom(a, em) for a in e.args]
+        ranks = [ArgType.of(p.type_annotation).rank for p in e.callee.params]
+        return f"{name}({', '.join(f'_asarray({a})' if r == 0 else a for a, r in zip(args, ranks))})"
 
     def op_call(self, e: Call, em: Emitter) -> str:
         op = lookup_op(e.callee.name)
@@ -328,6 +379,34 @@ def squeeze_axes(name: str, attrs: dict, values: list) -> dict:
     if name == "squeeze" and attrs["axis"] is None:
         return {**attrs, "axis": tuple(i for i, n in enumerate(np.shape(values[0])) if n == 1)}
     return attrs
+
+
+def accumulate_into(cell: list, in_place: Any, copy: Any, indices: np.ndarray, updates: np.ndarray) -> None:
+    """``cell := scatter_add(!cell, indices, updates)``, in place when nothing else can see the
+    array, on a copy otherwise (the value is the same). With the cell's slot cleared, ``data``
+    here and getrefcount's argument must be its only Python references (a NumPy view of it
+    holds one through its base), and its memory must be its own: NumPy's (no base), or a
+    Numba allocation that no other array shares (the allocation's count is 1; an array Numba
+    returns as a view of an input has that input as the allocation's parent)."""
+    data = cell[0]
+    cell[0] = None
+    try:
+        base = data.base
+        own = base is None or (type(base).__name__ == "_MemInfo" and base.parent is None and base.refcount == 1)
+        exclusive = sys.getrefcount(data) == 2 and own and data.flags.writeable and data.flags.c_contiguous
+        cell[0] = (in_place if exclusive else copy)(data, indices, updates)
+    except BaseException:
+        cell[0] = data
+        raise
+
+
+def use_counts(module: Module) -> Counter[int]:
+    """How many times each variable (by ``id``) is read in ``module``."""
+    counts: Counter[int] = Counter()
+    for fn in module.functions.values():
+        for node in post_order(fn):
+            counts.update(id(c) for c in reads(node) if isinstance(c, Var))
+    return counts
 
 
 def tail_positions(e: Expr) -> Iterator[Expr]:

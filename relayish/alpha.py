@@ -108,6 +108,7 @@ class _Walk:
             self.bind(node.var)
             stack.extend(reversed([node.var.type_annotation, node.value, node.body]))
         elif isinstance(node, Function):
+            yield node.primitive
             for tv in node.type_params:
                 self.bind(tv)
                 yield tv.kind

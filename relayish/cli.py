@@ -84,6 +84,26 @@ def _show(value) -> str:
     return repr(value)
 
 
+def _explain(args: argparse.Namespace) -> int:
+    """Print what ``relayish.compile`` runs: the optimized IR and its fused kernels."""
+    from jit import compile as jit_compile
+
+    from .parser import parse
+
+    try:
+        with open(args.file, encoding="utf-8") as handle:
+            module = parse(handle.read(), filename=args.file)
+        compiled = jit_compile(module, args.entry, opt_level=args.opt_level)
+    except OSError as err:
+        print(f"relayish explain: cannot read {args.file}: {err.strerror}", file=sys.stderr)
+        return 1
+    except (RelayError, KeyError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    sys.stdout.write(compiled.explain())
+    return 0
+
+
 def _difftest(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -113,6 +133,11 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("args", nargs="*", help="each a .npy file or a literal (3.0, [1, 2]) cast to the parameter's dtype")
     run.add_argument("--entry", default="main", help="the global to run (default: main)")
     run.set_defaults(run=_run)
+    explain = commands.add_parser("explain", help="print a global's optimized IR and its fused kernels (what the JIT runs)")
+    explain.add_argument("file", help="the .rly file to read")
+    explain.add_argument("--entry", default="main", help="the global to compile (default: main)")
+    explain.add_argument("--opt-level", type=int, choices=[0, 1, 2, 3], default=3, help="the optimizer level (default: 3)")
+    explain.set_defaults(run=_explain)
     diff = commands.add_parser(
         "difftest",
         help="run generated well-typed programs in the evaluator and other backends and compare the results",

@@ -169,12 +169,19 @@ class Call(Expr):
 
 @_node
 class Function(Expr):
-    """``fn [type_params](params) -> ret_type { body }``; a closure when nested."""
+    """``fn [type_params](params) -> ret_type { body }``; a closure when nested.
+
+    ``primitive`` marks a literal that the fusion pass made of a group of operator calls
+    (``fn primitive (...) { ... }(args)``): the JIT compiles its body into one kernel, while
+    the type checker and the evaluator treat it as any other function. Globals are never
+    primitive.
+    """
 
     params: tuple[Var, ...] = attrs.field(converter=tuple)
     body: Expr
     ret_type: Type | None = None
     type_params: tuple[TypeVar, ...] = attrs.field(default=(), converter=tuple)
+    primitive: bool = attrs.field(default=False, kw_only=True)
     span: Span | None = _span_field()
 
 

@@ -510,7 +510,11 @@ class Parser:
             return (yield self.paren_or_tuple())
         if tok.kind == "ident":
             if tok.text == "fn":
-                return (yield self.function(self.advance()))
+                start = self.advance()
+                primitive = self.tok.kind == "ident" and self.tok.text == "primitive"
+                if primitive:
+                    self.advance()
+                return (yield self.function(start, primitive))
             if tok.text in ("Zero", "Grad", "Ref"):
                 return (yield self.wrapped(tok))
             if tok.text == "tensor":
@@ -548,8 +552,8 @@ class Parser:
             return fields[0]
         return Tuple(fields, span=tok.span)
 
-    def function(self, start: Token) -> Iterator[Any]:
-        """The rest of ``fn[...](...) -> T { e }`` or ``def @f[...](...) -> T { e }``."""
+    def function(self, start: Token, primitive: bool = False) -> Iterator[Any]:
+        """The rest of ``fn [primitive] [...](...) -> T { e }`` or ``def @f[...](...) -> T { e }``."""
         type_params = self.type_params("]") if self.accept("[") else []
         saved_tvars = [self.tvars.push(tv.name, tv) for tv in type_params]
         saved_locals = []
@@ -573,7 +577,7 @@ class Parser:
         finally:
             self.locals.pop(saved_locals)
             self.tvars.pop(saved_tvars)
-        return Function(params, body, ret_type, type_params, span=start.span)
+        return Function(params, body, ret_type, type_params, primitive=primitive, span=start.span)
 
     # literals ----------------------------------------------------------------------------
     def number_literal(self) -> Constant:

@@ -382,7 +382,7 @@ class Printer:
         return f"tensor({dtype_text}, Shape({shape}), [{data}])"
 
     def function(self, keyword: str, fn: Function, indent: int) -> Iterator[Any]:
-        self.emit(keyword)
+        self.emit(keyword + (" primitive" if fn.primitive else ""))
         if fn.type_params:
             self.emit("[" + self.type_params(fn.type_params) + "]")
         self.emit("(" if keyword != "fn" or fn.type_params else " (")

@@ -135,6 +135,16 @@ class ExprVisitor:
             self.visit(node)
 
 
+def reads(node: Expr) -> tuple[Expr, ...]:
+    """The sub-expressions of ``node`` it evaluates or uses: all its children but the
+    variables it binds (a let's variable, a function's parameters)."""
+    if isinstance(node, Let):
+        return node.value, node.body
+    if isinstance(node, Function):
+        return (node.body,)
+    return tuple(node.children())
+
+
 def bound_vars(expr: Expr) -> list[Var]:
     """Variables bound by lets and function parameters inside ``expr``, in post order."""
     found: list[Var] = []

@@ -347,7 +347,7 @@ class _Annotate(ExprMutator):
         if isinstance(new, Function) and new.ret_type is None:
             ret = self.types.get(id(old))
             if ret is not None:
-                return Function(new.params, new.body, ret, new.type_params, span=new.span)
+                return Function(new.params, new.body, ret, new.type_params, span=new.span, primitive=new.primitive)
         return new
 
 

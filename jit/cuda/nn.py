@@ -24,13 +24,14 @@ Semantics and tolerances (against ``relayish.ops.get_op(name)``):
   maximum, padding never winning: ``first_max``), avg_pool2d_backward (each window's g divided in
   the dtype as the reference divides, added in the dtype in the reference's order), and the
   gradients of shape operators (strided_slice_backward, take_backward with repeated indices added
-  in index order, concatenate_backward, pad_backward).
+  in index order, concatenate_backward, pad_backward) and scatter_add (data, then the updates in
+  index order).
 
 Errors: shapes, dtypes and attributes are checked by the operator's type relation before any launch
 (``Launcher``), so a bad shape raises ``RelayTypeError`` where the reference raises ValueError; a
 generator given attributes or ranks the relation rejects still returns a module, whose kernel
-reports a ValueError. The only error found on the device is take_backward's index out of range
-(IndexError), reported by any thread that sees one; for an empty result, where no thread runs, the
+reports a ValueError. The only error found on the device is take_backward's and scatter_add's index
+out of range (IndexError), reported by any thread that sees one; for an empty result, where no thread runs, the
 launcher asks the reference, which raises it too. Float16 is not a CUDA dtype here.
 """
 
@@ -45,9 +46,8 @@ from .launch import broadcast_index, element_body, kernel_module, read
 
 OPERATORS = ("matmul", "dense", "conv2d", "conv2d_backward_input", "conv2d_backward_weight", "max_pool2d",
              "avg_pool2d", "max_pool2d_backward", "max_pool2d_gather", "avg_pool2d_backward",
-             "strided_slice_backward", "take_backward", "concatenate_backward", "pad_backward")
+             "strided_slice_backward", "take_backward", "scatter_add", "concatenate_backward", "pad_backward")
 
-INDEX_OUT_OF_RANGE = {1: ("IndexError", "take_backward: an index is out of range for the axis it takes from")}
 _LIMIT = 2**62  # slice bounds beyond any array size clamp to this (keeps them int64 literals)
 
 
@@ -409,31 +409,48 @@ def generate_strided_slice_backward(attrs: dict, args: list[ArgType]) -> str:
     return _single(args, like.rank, lines, value)
 
 
-@generator("take_backward", target="cuda")
-def generate_take_backward(attrs: dict, args: list[ArgType]) -> str:
-    """out[o]: g added, in index order, at every index equal to o's place along the axis (its flat
-    place for axis None); an index out of range is an IndexError."""
-    g, indices, like = args
+def _take_adjoint(op: str, attrs: dict, args: list[ArgType], values: int, shaped: int, start: str) -> str:
+    """Take's adjoint ``op`` as a gather: out[o], of argument ``shaped``'s shape and argument ``values``'
+    dtype, is ``start`` plus argument ``values`` (take's result shape) added, in index order, at every
+    index equal to o's place along the axis (its flat place for axis None); an index out of range is
+    an IndexError. Argument 1 is the indices."""
+    indices, like, dtype = args[1], args[shaped], args[values].dtype
     axis = attrs["axis"]
     if axis is not None and not -like.rank <= axis < like.rank:
-        return _rejecting(args, f"take_backward: axis {axis} is out of range for rank {like.rank}")
+        return _rejecting(args, f"{op}: axis {axis} is out of range for rank {like.rank}")
     t = [f"t{k}" for k in range(indices.rank)]
     if axis is None:
-        size = " * ".join(f"x2.shape[{k}]" for k in range(like.rank)) or "1"
+        size = " * ".join(f"x{shaped}.shape[{k}]" for k in range(like.rank)) or "1"
         place = "0"
         for k in range(like.rank):
-            place = f"o{k}" if k == 0 else f"({place}) * x2.shape[{k}] + o{k}"
-        g_index = t
+            place = f"o{k}" if k == 0 else f"({place}) * x{shaped}.shape[{k}] + o{k}"
+        at = t
     else:
         axis %= like.rank
-        size, place = f"x2.shape[{axis}]", f"o{axis}"
-        g_index = [f"o{k}" for k in range(axis)] + t + [f"o{k}" for k in range(axis + 1, like.rank)]
-    total = _sum_type(g.dtype)
+        size, place = f"x{shaped}.shape[{axis}]", f"o{axis}"
+        at = [f"o{k}" for k in range(axis)] + t + [f"o{k}" for k in range(axis + 1, like.rank)]
+    total = _sum_type(dtype)
     body = [f"k = np.int64({read(1, indices, t)})", "if k < 0 or k >= size:", "    err[0] = 1", "    return",
-            "if k == place:", f"    acc += {total}({read(0, g, g_index)})"]
+            "if k == place:", f"    acc += {total}({read(values, args[values], at)})"]
     loops = [[f"for t{k} in range(x1.shape[{k}]):"] for k in range(indices.rank)]
-    lines = [f"size = {size}", f"place = {place}", f"acc = {total}(0)", *_nest(*loops, body)]
-    return _single(args, like.rank, lines, f"{_np(g.dtype)}(acc)", errors=INDEX_OUT_OF_RANGE)
+    lines = [f"size = {size}", f"place = {place}", f"acc = {start}", *_nest(*loops, body)]
+    errors = {1: ("IndexError", f"{op}: an index is out of range for the axis it takes from")}
+    return _single(args, like.rank, lines, f"{_np(dtype)}(acc)", errors=errors)
+
+
+@generator("take_backward", target="cuda")
+def generate_take_backward(attrs: dict, args: list[ArgType]) -> str:
+    """out[o]: g added at every index equal to o's place, from zero."""
+    return _take_adjoint("take_backward", attrs, args, values=0, shaped=2, start=f"{_sum_type(args[0].dtype)}(0)")
+
+
+@generator("scatter_add", target="cuda")
+def generate_scatter_add(attrs: dict, args: list[ArgType]) -> str:
+    """out[o]: updates added at every index equal to o's place, onto data[o] (the reference's order:
+    data first, then each update in index order)."""
+    data = args[0]
+    start = f"{_sum_type(data.dtype)}({read(0, data, [f'o{k}' for k in range(data.rank)])})"
+    return _take_adjoint("scatter_add", attrs, args, values=2, shaped=0, start=start)
 
 
 @generator("concatenate_backward", target="cuda")

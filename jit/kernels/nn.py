@@ -32,8 +32,10 @@ alternate, which makes multi-threaded timings of either erratic); ms per call, f
   order): exact. max_pool2d_backward and max_pool2d_gather first find every window's first maximum with
   branch-free selects (NaN: ``not (v <= m) and m == m``) into an index array, then scatter or gather:
   0.18 / 0.16 vs 0.8 / 1.0 for one loop doing both, vs NumPy 4.9 / 5.1.
-- The shape-only gradients (strided_slice, take, concatenate, pad) are exact; concatenate_backward and
-  pad_backward return views of g.
+- The shape-only gradients (strided_slice, take, concatenate, pad) and scatter_add are exact;
+  concatenate_backward and pad_backward return views of g. take_backward and scatter_add share
+  ``accumulate(data, indices, updates)``, which adds in place (plain indexing: any layout, O(updates)
+  work); the lowering calls scatter_add's in place on an adjoint nothing else sees (jit/lower.py).
 """
 
 from __future__ import annotations
@@ -767,59 +769,85 @@ def strided_slice_backward(attrs: dict, args: list[ArgType]) -> str:
     return _module(_kernel("g, like", body))
 
 
+def _indexed(name: str, index: Sequence[str]) -> str:
+    return f"{name}[{', '.join(index) or '()'}]"
+
+
+def _nested(heads: Sequence[str], body: str) -> str:
+    """``body`` (dedented) inside the ``heads`` (``for`` lines), each head inside the one before."""
+    lines = textwrap.dedent(body).strip("\n")
+    for head in reversed(heads):
+        lines = f"{head}\n{textwrap.indent(lines, '    ')}"
+    return lines
+
+
+def _accumulate(op: str, what: str, data: ArgType, indices: ArgType, updates: ArgType, axis: int | None) -> str:
+    """The ``accumulate(data, indices, updates)`` function of take's adjoint: after the reference's
+    checks (every index in range, then ``updates`` of take's result shape), updates added into data in
+    place at the indices along ``axis`` (None: the flat index), each element in the reference's order
+    (np.add.at); returns data. Plain indexing, so any layout works and nothing is copied: O(updates)
+    work. ``what`` names updates in messages."""
+    head = "@numba.njit(cache=True)\ndef accumulate(data, indices, updates):\n"
+    if axis is not None and not -data.rank <= axis < data.rank:
+        return f"{head}    raise ValueError({f'{op}: axis {axis} is out of range for rank {data.rank}'!r})\n"
+    axis = None if axis is None else axis % data.rank
+    t = [f"t{k}" for k in range(indices.rank)]
+    over_indices = [f"for t{k} in range(indices.shape[{k}]):" for k in range(indices.rank)]
+    index_dims = [f"indices.shape[{k}]" for k in range(indices.rank)]
+    o = [f"o{i}" for i in range(data.rank)]
+    if axis is None:
+        size, where, expected = _product([f"data.shape[{i}]" for i in range(data.rank)]), "the flattened data", index_dims
+        unravel = [f"o{i} = k % data.shape[{i}]\nk //= data.shape[{i}]" for i in range(data.rank - 1, 0, -1)]
+        place = "\n".join([f"k = np.int64({_indexed('indices', t)})", *unravel, "o0 = k"] if data.rank else [])
+        add = _nested(over_indices, f"{place}\n{_indexed('data', o)} += {_indexed('updates', t)}")
+    else:
+        size, where = f"data.shape[{axis}]", f"axis {axis}"
+        expected = [f"data.shape[{i}]" for i in range(axis)] + index_dims + [
+            f"data.shape[{i}]" for i in range(axis + 1, data.rank)]
+        loops = [f"for o{i} in range(data.shape[{i}]):" for i in range(data.rank)]
+        inner = _nested(loops[axis + 1:], f"{_indexed('data', o[:axis] + ['k'] + o[axis + 1:])} += "
+                        f"{_indexed('updates', o[:axis] + t + o[axis + 1:])}")
+        add = _nested(loops[:axis] + over_indices, f"k = np.int64({_indexed('indices', t)})\n{inner}")
+    at = _indexed("indices", t)
+    check_indices = _nested(over_indices, f"""
+        if np.int64({at}) < 0 or np.int64({at}) >= size:
+            raise IndexError('{op}: index ' + str({at}) + ' is out of range for {where} of size ' + str(size))
+        """)
+    message = f"{op}: {what} does not have the shape of the take result"
+    if updates.rank != len(expected):  # after the index checks, as the reference
+        add = f"raise ValueError({message!r})"
+    else:
+        add = f"if updates.shape != {_shape_tuple(expected)}:\n    raise ValueError({message!r})\n{add}\nreturn data"
+    return head + textwrap.indent(f"size = {size}\n{check_indices}\n{add}", "    ") + "\n"
+
+
+def _take_adjoint(op: str, attrs: dict, args: list[ArgType], data: ArgType, updates: ArgType, what: str,
+                  kernel: str) -> str:
+    """The module of take's adjoint ``op``: ``accumulate`` (``_accumulate``), then ``kernel``, which
+    calls it on a fresh array."""
+    _no_float16(op, args)
+    return _module(_accumulate(op, what, data, args[1], updates, attrs["axis"]), kernel)
+
+
 @generator("take_backward")
 def take_backward(attrs: dict, args: list[ArgType]) -> str:
     """Zeros of like's shape with g added at the indices, in the reference's order (np.add.at)."""
-    op = "take_backward"
-    _no_float16(op, args)
-    g, indices, like = args
-    axis = attrs["axis"]
-    dtype = _np(g.dtype)
-    if axis is not None and not -like.rank <= axis < like.rank:
-        return _raising(3, f"{op}: axis {axis} is out of range for rank {like.rank}")
-    if axis is None:
-        size, where, expected = "like.size", "the flattened data", "indices.shape"
-    else:
-        axis %= like.rank
-        size, where = f"like.shape[{axis}]", f"axis {axis}"
-        dims = [f"like.shape[{i}]" for i in range(axis)] + [f"indices.shape[{i}]" for i in range(indices.rank)]
-        expected = _shape_tuple(dims + [f"like.shape[{i}]" for i in range(axis + 1, like.rank)])
-    message = f"{op}: the gradient does not have the shape of the take result"
-    expected_rank = indices.rank if axis is None else like.rank - 1 + indices.rank
-    head = f"""
-        size = {size}
-        ic = indices.ravel()
-        for t in range(ic.size):
-            if np.int64(ic[t]) < 0 or np.int64(ic[t]) >= size:
-                raise IndexError('{op}: index ' + str(ic[t]) + ' is out of range for {where} of size ' + str(size))
-        """
-    if g.rank != expected_rank:  # after the index checks, as the reference
-        return _module(_kernel("g, indices, like", head, f"raise ValueError({message!r})"))
-    check = f"if g.shape != {expected}:\n    raise ValueError({message!r})"
-    if axis is None:
-        body = f"""
-            gc = g.ravel()
-            out = np.zeros(size, {dtype})
-            for t in range(ic.size):
-                out[ic[t]] += gc[t]
-            return out.reshape(like.shape)
-            """
-    else:
-        before = _product([f"like.shape[{i}]" for i in range(axis)])
-        after = _product([f"like.shape[{i}]" for i in range(axis + 1, like.rank)])
-        body = f"""
-            before = {before}
-            after = {after}
-            g3 = np.ascontiguousarray(g).reshape((before, ic.size, after))
-            out = np.zeros((before, size, after), {dtype})
-            for p in range(before):
-                for t in range(ic.size):
-                    k = ic[t]
-                    for q in range(after):
-                        out[p, k, q] += g3[p, t, q]
-            return out.reshape(like.shape)
-            """
-    return _module(_kernel("g, indices, like", head, check, body))
+    g, _, like = args
+    kernel = _kernel("g, indices, like", f"return accumulate(np.zeros(like.shape, {_np(g.dtype)}), indices, g)")
+    return _take_adjoint("take_backward", attrs, args, like, g, "the gradient", kernel)
+
+
+@generator("scatter_add")
+def scatter_add(attrs: dict, args: list[ArgType]) -> str:
+    """A C-contiguous copy of data with updates added at the indices: ``accumulate`` (which adds in
+    place, for callers that own data) on a copy."""
+    data, indices, updates = args
+    kinds = np.dtype(data.dtype).kind + np.dtype(indices.dtype).kind
+    if data.dtype != updates.dtype or kinds[0] not in "iuf" or kinds[1] not in "iu":
+        raise TypeError(f"scatter_add needs numeric data and updates of one dtype and integer indices, not "
+                        f"{data.dtype}, {indices.dtype} and {updates.dtype}")
+    kernel = _kernel("data, indices, updates", "return accumulate(data.copy(), indices, updates)")
+    return _take_adjoint("scatter_add", attrs, args, data, updates, "updates", kernel)
 
 
 @generator("concatenate_backward")

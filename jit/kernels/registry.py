@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import pickle
 import sys
 import tempfile
 import warnings
@@ -124,6 +125,16 @@ def kernel(name: str, attrs_: dict, args: Sequence[ArgType], target: str = "cpu"
     return found
 
 
+def kernel_from_source(name: str, source: str, target: str = "cpu") -> Callable[..., Any]:
+    """The ``kernel`` of a generated module that no operator generator writes (a fusion group,
+    jit/kernels/fused.py), cached in memory by its source and on disk like every kernel."""
+    key = (name, source, target)
+    found = _KERNELS.get(key)
+    if found is None:
+        found = _KERNELS[key] = load(source, name, target).kernel
+    return found
+
+
 def load(source: str, name: str, target: str = "cpu") -> Any:
     """Import the kernel module of ``source`` from the cache directory (writing it first
     when it is missing or does not match its name)."""
@@ -155,18 +166,35 @@ def load(source: str, name: str, target: str = "cpu") -> Any:
 
 
 def purge_numba_caches() -> int:
-    """Delete Numba's cached machine code of every kernel loaded here (used when a cache
+    """Delete Numba's cached machine code where its index no longer reads (used when a cache
     file turns out to be corrupted: Numba writes atomically but does not check what it
-    reads); the kernels compile again at their next call. Returns the files removed."""
+    reads); those kernels compile again at their next call, the intact entries stay.
+    Returns the files removed."""
     removed = 0
     for key, fn in _KERNELS.items():
         if key[-1] != "cpu":
             continue
         source = Path(getattr(fn, "py_func", fn).__code__.co_filename)
-        for stale in (source.parent / "__pycache__").glob(f"{source.stem}.*"):
-            stale.unlink(missing_ok=True)
-            removed += 1
+        for index in (source.parent / "__pycache__").glob(f"{source.stem}.*.nbi"):
+            if _readable_index(index):
+                continue
+            for stale in index.parent.glob(index.name[: -len("nbi")] + "*"):  # the index and its .nbc data
+                stale.unlink(missing_ok=True)
+                removed += 1
     return removed
+
+
+def _readable_index(path: Path) -> bool:
+    """Whether a Numba cache index unpickles (a version stamp, then the pickled entries)."""
+    try:
+        with open(path, "rb") as handle:
+            pickle.load(handle)
+            pickle.loads(handle.read())
+    except FileNotFoundError:
+        return True
+    except Exception:  # noqa: BLE001 - whatever garbage raises, the index is unusable
+        return False
+    return True
 
 
 def _intact(path: Path, text: str) -> bool:

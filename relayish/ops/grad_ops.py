@@ -6,6 +6,10 @@ arguments: for ``y = forward(x, ...)``, ``backward(g, ..., like)`` is the gradie
 a ValueError) and gives the result its dtype; a ``like`` argument supplies a shape only (its
 dtype does not matter). The attributes are exactly those of the forward operator, so a forward
 call's attributes pass through unchanged.
+
+``scatter_add(data, indices, updates)`` is take_backward's accumulating form: it adds into a
+copy of data, so a gradient of many small ``take`` reads costs O(slice) per read rather than
+a dense zero tensor each.
 """
 
 from __future__ import annotations
@@ -26,12 +30,12 @@ from .shape import SLICE_ATTRS, TAKE_ATTRS, _slice_index, _take_axis
 _grad_op = functools.partial(define, pattern=Pattern.OPAQUE, kinds=None)
 
 
-def _check_gradient(op: str, g: np.ndarray, expected: tuple[int, ...], forward: str) -> None:
-    """``g`` must have the shape of the forward operator's result."""
+def _check_gradient(
+    op: str, g: np.ndarray, expected: tuple[int, ...], forward: str, what: str = "the gradient"
+) -> None:
+    """``g`` (named ``what`` in the message) must have the shape of the forward operator's result."""
     if g.shape != tuple(expected):
-        raise ValueError(
-            f"{op}: the gradient has shape {g.shape}, but the {forward} result has shape {tuple(expected)}"
-        )
+        raise ValueError(f"{op}: {what} has shape {g.shape}, but the {forward} result has shape {tuple(expected)}")
 
 
 def _unwindows(cols: np.ndarray, shape: tuple[int, ...], strides: Pair, padding: Pair, dilation: Pair) -> np.ndarray:
@@ -160,19 +164,35 @@ def _strided_slice_backward(
     return out
 
 
+def _add_taken(op: str, out: np.ndarray, indices: np.ndarray, values: np.ndarray, axis: int | None,
+               what: str) -> np.ndarray:
+    """Add ``values`` (take's result shape, else ValueError) into the C-contiguous ``out`` in place
+    at the indices along axis (None: the flat indices): take's adjoint, repeated indices adding
+    up in order. Every index is checked (IndexError) before out changes."""
+    axis = _take_axis(op, out.shape, indices, axis)
+    if axis is None:
+        _check_gradient(op, values, indices.shape, "take", what)
+        np.add.at(out.reshape(-1), indices, values)  # out is contiguous: the reshape is a view
+        return out
+    _check_gradient(op, values, out.shape[:axis] + indices.shape + out.shape[axis + 1:], "take", what)
+    np.add.at(out, (slice(None),) * axis + (indices,), values)
+    return out
+
+
 def _take_backward(g: np.ndarray, indices: np.ndarray, like: np.ndarray, axis: int | None) -> np.ndarray:
     """Zeros of like's shape with g added at the indices (repeated indices add up)."""
-    op = "take_backward"
-    check_kinds(op, NUMBER, g)
-    axis = _take_axis(op, like.shape, indices, axis)
-    out = np.zeros(like.shape, dtype=g.dtype)
-    if axis is None:
-        _check_gradient(op, g, indices.shape, "take")
-        np.add.at(out.reshape(-1), indices, g)  # out is contiguous: the reshape is a view
-        return out
-    _check_gradient(op, g, like.shape[:axis] + indices.shape + like.shape[axis + 1:], "take")
-    np.add.at(out, (slice(None),) * axis + (indices,), g)
-    return out
+    check_kinds("take_backward", NUMBER, g)
+    return _add_taken("take_backward", np.zeros(like.shape, dtype=g.dtype), indices, g, axis, "the gradient")
+
+
+def _scatter_add(data: np.ndarray, indices: np.ndarray, updates: np.ndarray, axis: int | None) -> np.ndarray:
+    """data + take_backward(updates, indices, data), without a dense zero tensor: O(updates) adds
+    into a copy, so AD can accumulate take's gradient a slice at a time."""
+    op = "scatter_add"
+    check_kinds(op, NUMBER, data, updates)
+    if data.dtype != updates.dtype:
+        raise TypeError(f"{op} needs data and updates of one dtype, not {data.dtype} and {updates.dtype}")
+    return _add_taken(op, data.copy(), indices, updates, axis, "updates")
 
 
 def _concatenate_backward(g: np.ndarray, *parts: np.ndarray, axis: int, index: int) -> np.ndarray:
@@ -272,6 +292,13 @@ _grad_op(
     "take_backward",
     _take_backward,
     "gradient of sum(take(x, indices) * g) in x: zeros of like's shape with g added at the indices",
+    num_args=3,
+    attrs=TAKE_ATTRS,
+)
+_grad_op(
+    "scatter_add",
+    _scatter_add,
+    "data with updates added at the indices along axis: data + take_backward(updates, indices, data)",
     num_args=3,
     attrs=TAKE_ATTRS,
 )

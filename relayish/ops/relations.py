@@ -534,18 +534,18 @@ def softmax_cross_entropy(args: list[Type], attrs: dict[str, Any]) -> Type:
 # shape that operator gives. A ``like`` argument supplies a shape only: its dtype is free.
 
 
-def check_gradient_shape(g: TensorType, expected: Type, forward: str) -> None:
-    """Require argument 1 (the gradient) to have the ``forward`` result's shape ``expected``."""
+def check_gradient_shape(g: TensorType, expected: Type, forward: str, position: int = 1) -> None:
+    """Require argument ``position`` (the gradient) to have the ``forward`` result's shape ``expected``."""
     if g.shape == expected:
         return
     if not (isinstance(g.shape, Shape) and isinstance(expected, Shape)):
-        fail(f"argument 1 has shape {g.shape}, but the {forward} result has shape {expected}")
+        fail(f"argument {position} has shape {g.shape}, but the {forward} result has shape {expected}")
     if g.shape.rank != expected.rank:
-        fail(f"argument 1 has rank {g.shape.rank} ({g.shape}), but the {forward} result has rank "
+        fail(f"argument {position} has rank {g.shape.rank} ({g.shape}), but the {forward} result has rank "
              f"{expected.rank} ({expected})")
     for i, (d, e) in enumerate(zip(g.shape.dims, expected.dims)):
         if d != e:
-            fail(f"argument 1 {g.shape} differs from the {forward} result {expected} in dimension {i}: "
+            fail(f"argument {position} {g.shape} differs from the {forward} result {expected} in dimension {i}: "
                  f"{dim_text(d)} vs {dim_text(e)}")
 
 
@@ -636,6 +636,16 @@ def take_backward(args: list[Type], attrs: dict[str, Any]) -> Type:
     return TensorType(g.dtype, like.shape)
 
 
+def scatter_add(args: list[Type], attrs: dict[str, Any]) -> Type:
+    """data's type; updates (argument 3, data's dtype) has the shape take(data, indices) has."""
+    data, indices, updates = tensors(args)
+    check_dtype(data.dtype, 1, NUMBER)
+    check_dtype(updates.dtype, 3, NUMBER)
+    same_dtype([data, updates])
+    check_gradient_shape(updates, taken_shape(data, 1, indices, attrs["axis"]), "take", position=3)
+    return data
+
+
 # the table ------------------------------------------------------------------------------
 
 _COMPARISONS = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
@@ -691,6 +701,7 @@ TYPE_RELATIONS: dict[str, Relation] = {
     "avg_pool2d_backward": pool_backward(FLOAT, "avg_pool2d"),
     "strided_slice_backward": strided_slice_backward,
     "take_backward": take_backward,
+    "scatter_add": scatter_add,
 }
 
 

@@ -712,24 +712,43 @@ def strided_slice_backward(draw: Draws, out: TensorType) -> Plan | None:
     return Plan((Arg(tensor(out.dtype, sliced)), Arg(TensorType(draw.dtype(None), out.shape))), attrs_)
 
 
-def take_backward(draw: Draws, out: TensorType) -> Plan | None:
-    """``out`` is like's shape; indices in range of a static axis (or of all of a static like)."""
+def _take_adjoint(draw: Draws, out: TensorType) -> tuple[TensorType, Indices, dict[str, Any]] | None:
+    """For a result of ``out``'s shape into which values are added at indices (take's adjoint): the
+    values' type (take's result shape, out's dtype), indices in range of a static axis (or of all of a
+    static ``out``) and the axis attribute."""
     if not kind_ok(out.dtype, NUMBER):
         return None
     dims = dims_of(out)
     index_dtype = draw.one_of([t for t in (draw.dtype(INT), INT32) if t is not None])
     index_dims = tuple(draw.dim() for _ in range(draw.integer(0, 2)))
-    like = Arg(TensorType(draw.dtype(None), out.shape))
     static = [i for i, d in enumerate(dims) if d.value is not None]
-    if len(static) == len(dims) and (not dims or draw.flag(4)):  # axis None: into the flattened like
+    if len(static) == len(dims) and (not dims or draw.flag(4)):  # axis None: into the flattened result
         indices = Indices(tensor(index_dtype, index_dims), math.prod(d.value for d in dims))
-        return Plan((Arg(tensor(out.dtype, index_dims)), indices, like), {"axis": None})
+        return tensor(out.dtype, index_dims), indices, {"axis": None}
     if not static:
         return None
     axis = draw.one_of(static)
-    g = tensor(out.dtype, dims[:axis] + index_dims + dims[axis + 1:])
+    values = tensor(out.dtype, dims[:axis] + index_dims + dims[axis + 1:])
     indices = Indices(tensor(index_dtype, index_dims), dims[axis].value)
-    return Plan((Arg(g), indices, like), {"axis": signed_axis(draw, axis, len(dims))})
+    return values, indices, {"axis": signed_axis(draw, axis, len(dims))}
+
+
+def take_backward(draw: Draws, out: TensorType) -> Plan | None:
+    """``out`` is like's shape (like of any dtype); g of take's result shape."""
+    found = _take_adjoint(draw, out)
+    if found is None:
+        return None
+    g, indices, attrs_ = found
+    return Plan((Arg(g), indices, Arg(TensorType(draw.dtype(None), out.shape))), attrs_)
+
+
+def scatter_add(draw: Draws, out: TensorType) -> Plan | None:
+    """``out`` is data's type; updates of take's result shape."""
+    found = _take_adjoint(draw, out)
+    if found is None:
+        return None
+    updates, indices, attrs_ = found
+    return Plan((Arg(out), indices, Arg(updates)), attrs_)
 
 
 # the table ----------------------------------------------------------------------------------
@@ -789,6 +808,7 @@ RULES: dict[str, tuple[Rule, Hint]] = {
     "avg_pool2d_backward": (pool_backward(FLOAT, averaging=True), Hint(FLOAT, 4, 4, static=True)),
     "strided_slice_backward": (strided_slice_backward, Hint(None, 1, 3, static=True)),
     "take_backward": (take_backward, Hint(NUMBER)),
+    "scatter_add": (scatter_add, Hint(NUMBER)),
 }
 
 

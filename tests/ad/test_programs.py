@@ -550,3 +550,21 @@ def test_the_helper_wrapper_is_what_grad_means():
     text = relayish.astext(relayish.infer_types(module))
     assert f"def @{wrapper}(%x: Tensor(FloatType(64), Shape()), %n: Tensor(IntType(32), Shape()))" in text
     assert "Grad(@power)(%x, %n)" in text
+
+
+def test_a_dead_binding_adds_nothing_to_the_gradient():
+    """A result nobody reads (directly, or through other such results) has a zero adjoint, so it gets no backpropagator link: the
+    gradient is exactly that of the live code (2x here), even where the dead code's
+    derivative is infinite (log 0), which multiplied by the zero adjoint would give NaN."""
+    module = relayish.parse("""
+    def @f(%x: Tensor(FloatType(64), Shape(2))) -> Tensor(FloatType(64), Shape()) {
+      let %dead = @log(%x - %x) in
+      let %deader = @exp(%dead) in
+      @sum(%x * %x)
+    }
+    def @main(%x: Tensor(FloatType(64), Shape(2))) { Grad(@f)(%x) }""")
+    value, (grad,) = relayish.evaluate(module, "main", np.array([1.5, -2.0]))
+    assert value == 6.25
+    np.testing.assert_array_equal(grad, [3.0, -4.0])
+    text = relayish.astext(ad.expand(module))
+    assert text.count(":= fn") == 2  # the product and the sum; none for x - x, the log or the exp

@@ -420,3 +420,23 @@ def test_example_file_round_trips():
     m = parse(path.read_text(), filename=str(path))
     assert set(m.functions) == {"dense_tanh", "mlp_loss", "mlp_grad_w1"}
     assert_round_trip(m)
+
+
+def test_primitive_function_round_trips_and_differs_from_plain():
+    """Fusion groups print as ``fn primitive``; the mark survives the round trip and counts for
+    alpha-equivalence and the structural hash."""
+    from relayish.alpha import structural_hash
+
+    text = """def @main(%a: Tensor(FloatType(32), Shape(3))) {
+  let %g: (Tensor(FloatType(32), Shape()), Tensor(FloatType(32), Shape(3))) = fn primitive (%p: Tensor(FloatType(32), Shape(3))) -> (Tensor(FloatType(32), Shape()), Tensor(FloatType(32), Shape(3))) {
+    let %t: Tensor(FloatType(32), Shape(3)) = @tanh(%p) in
+    (@sum(%t), %t * 2.0)
+  }(%a) in
+  %g[0]
+}
+"""
+    m = assert_round_trip(parse(text))
+    assert astext(m) == text
+    plain = parse(text.replace("fn primitive", "fn"))
+    assert not alpha_equal(m, plain) and structural_hash(m) != structural_hash(plain)
+    assert "primitive" not in astext(plain)

@@ -10,10 +10,11 @@ in long double (without BLAS) has them: NumPy's BLAS dot of a 1-element operand 
 the products when that element is 0, so ``0 * NaN`` gives 0 there; the kernels follow IEEE.
 
 Where the reference raises, the CUDA kernel raises too: the type relation's RelayTypeError for shapes
-and attributes (the launcher checks them before any launch), IndexError for take_backward's indices.
+and attributes (the launcher checks them before any launch), IndexError for take_backward's and
+scatter_add's indices.
 The cases avoid two places where the relation is stricter or checks in another order than the
 reference: dense's bias must be (units,) (the reference broadcasts one of 1 or 2 elements to 0 or 1
-units), and take_backward's g shape is checked before the indices.
+units), and take_backward's g shape (scatter_add's updates shape) is checked before the indices.
 
 Under the simulator the kernels' scalar arithmetic is NumPy's, which warns where the GPU silently
 wraps integers or follows IEEE (inf - inf, 0 * inf): those warnings are ignored here.
@@ -47,7 +48,7 @@ RTOL = {"float32": 1e-5, "float64": 1e-12}
 
 OPERATORS = ["matmul", "dense", "conv2d", "conv2d_backward_input", "conv2d_backward_weight", "max_pool2d",
              "avg_pool2d", "max_pool2d_backward", "max_pool2d_gather", "avg_pool2d_backward",
-             "strided_slice_backward", "take_backward", "concatenate_backward", "pad_backward"]
+             "strided_slice_backward", "take_backward", "scatter_add", "concatenate_backward", "pad_backward"]
 
 seeds = st.integers(0, 2**32 - 1)
 
@@ -346,16 +347,19 @@ def test_strided_slice_backward(rank: int, dtype: str, data: Any, seed: int) -> 
     check("strided_slice_backward", [g, like], attrs)
 
 
-@pytest.mark.parametrize("like_rank, axis", [(0, None), (2, None), (1, 0), (2, 1), (3, -2), (3, 0)])
-@FEW
-@given(st.sampled_from(["float32", "float64", "int32", "uint8"]), st.sampled_from(["int32", "uint8", "int64"]),
-       st.data(), seeds)
-def test_take_backward(like_rank: int, axis: int | None, dtype: str, index_dtype: str, data: Any, seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    like = np.zeros([extent(data, 3) for _ in range(like_rank)], np.int8)
-    size = like.size if axis is None else like.shape[axis]
+TAKE_AXES = [(0, None), (2, None), (1, 0), (2, 1), (3, -2), (3, 0)]
+TAKE_DTYPES = (st.sampled_from(["float32", "float64", "int32", "uint8"]), st.sampled_from(["int32", "uint8", "int64"]))
+
+
+def take_case(data: Any, rng: np.random.Generator, rank: int, axis: int | None, dtype: str,
+              index_dtype: str) -> tuple[tuple[int, ...], np.ndarray, np.ndarray]:
+    """The shape of take's data, indices into it (about once in ten draws some out of range) and
+    values of take's result shape (with indices in range, sometimes of a wrong shape: the relation
+    checks that shape first, the reference the indices)."""
+    shape = tuple(extent(data, 3) for _ in range(rank))
+    size = int(np.prod(shape)) if axis is None else shape[axis]
     index_shape = [extent(data, 3) for _ in range(data.draw(st.integers(0, 2)))]
-    if like.size == 0:  # no thread runs, so no index could be reported: draw none
+    if 0 in shape:  # no thread runs, so no index could be reported: draw none
         assume(index_shape)
         index_shape[0] = 0
     low, high = 0, size
@@ -364,13 +368,34 @@ def test_take_backward(like_rank: int, axis: int | None, dtype: str, index_dtype
         low, high = (-2 if index_dtype != "uint8" else size), size + 2
     indices = rng.integers(low, max(high, low + 1), index_shape).astype(index_dtype)
     if axis is None:
-        shape = list(indices.shape)
+        taken = list(indices.shape)
     else:
-        shape = [*like.shape[:axis % like_rank], *indices.shape, *like.shape[axis % like_rank + 1:]]
-    # g of a wrong shape only with indices in range: the relation checks g first, the reference the indices
+        taken = [*shape[:axis % rank], *indices.shape, *shape[axis % rank + 1:]]
     ties = data.draw(st.booleans())  # small integers, or values whose sums depend on their order
-    g = values(rng, shape if out_of_range else sometimes_off(data, shape), dtype, ties)
-    check("take_backward", [g, indices, like], {"axis": axis})
+    return shape, indices, values(rng, taken if out_of_range else sometimes_off(data, taken), dtype, ties)
+
+
+TAKE_ADJOINTS = ["take_backward", "scatter_add"]
+
+
+def adjoint_args(name: str, added: np.ndarray, indices: np.ndarray, into: np.ndarray) -> list[np.ndarray]:
+    """The arguments of take's adjoint ``name`` adding ``added`` at the indices into ``into``'s
+    shape (take_backward: into zeros, so into gives only the shape)."""
+    return [added, indices, into] if name == "take_backward" else [into, indices, added]
+
+
+@pytest.mark.parametrize("name", TAKE_ADJOINTS)
+@pytest.mark.parametrize("rank, axis", TAKE_AXES)
+@FEW
+@given(*TAKE_DTYPES, st.data(), seeds)
+def test_take_adjoints(name: str, rank: int, axis: int | None, dtype: str, index_dtype: str, data: Any,
+                       seed: int) -> None:
+    """Exact: repeated indices add in index order, scatter_add's onto data (ties draw values whose
+    float sums show the order)."""
+    rng = np.random.default_rng(seed)
+    shape, indices, added = take_case(data, rng, rank, axis, dtype, index_dtype)
+    into = np.zeros(shape, np.int8) if name == "take_backward" else values(rng, shape, dtype, data.draw(st.booleans()))
+    check(name, adjoint_args(name, added, indices, into), {"axis": axis})
 
 
 @SOME
@@ -419,21 +444,23 @@ def test_attributes_and_ranks_the_reference_rejects(name: str, arrays: list[np.n
         run_cuda(name, arrays, **attrs)
 
 
+@pytest.mark.parametrize("name", TAKE_ADJOINTS)
 @pytest.mark.parametrize("index, axis", [(-1, None), (4, None), (2, 0), (-3, -1), (200, 1)])
-def test_take_backward_index_out_of_range(index: int, axis: int | None) -> None:
+def test_an_index_out_of_range(name: str, index: int, axis: int | None) -> None:
     like = np.zeros((2, 2), np.float32)
     indices = np.array([[0, 1], [index, 0]], np.int64)
-    g = np.ones(indices.shape if axis is None else (2, 2, 2), np.float32)
+    args = adjoint_args(name, np.ones(indices.shape if axis is None else (2, 2, 2), np.float32), indices, like)
     with pytest.raises(IndexError):
-        reference("take_backward", [g, indices, like], axis=axis)
-    with pytest.raises(IndexError, match="out of range"):
-        run_cuda("take_backward", [g, indices, like], axis=axis)
+        reference(name, args, axis=axis)
+    with pytest.raises(IndexError, match=f"{name}: an index is out of range"):
+        run_cuda(name, args, axis=axis)
 
 
-def test_an_out_of_range_index_beside_an_empty_result_raises_as_the_reference():
+@pytest.mark.parametrize("name", TAKE_ADJOINTS)
+def test_an_out_of_range_index_beside_an_empty_result_raises_as_the_reference(name: str) -> None:
     """No thread runs for an empty result; the launcher asks the reference, which raises."""
-    g, indices, like = np.ones((1, 2), np.float32), np.array([5], np.int64), np.zeros((0, 2), np.float32)
+    args = adjoint_args(name, np.ones((1, 2), np.float32), np.array([5], np.int64), np.zeros((0, 2), np.float32))
     with pytest.raises(IndexError, match="out of range"):
-        reference("take_backward", [g, indices, like], axis=0)
+        reference(name, args, axis=0)
     with pytest.raises(IndexError, match="out of range"):
-        run_cuda("take_backward", [g, indices, like], axis=0)
+        run_cuda(name, args, axis=0)

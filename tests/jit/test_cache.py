@@ -26,9 +26,10 @@ def @main(%x: Tensor(FloatType(32), Shape(4, 3)), %w: Tensor(FloatType(32), Shap
 ''')
 x = np.arange(12, dtype=np.float32).reshape(4, 3) / 10
 w = np.ones((2, 3), np.float32)
-value = float(relayish.compile(mod, "main")(x, w))
+value = float(relayish.compile(mod, "main", opt_level=0)(x, w))  # a kernel per operator
+fused = float(relayish.compile(mod, "main")(x, w))  # dense, then one fused kernel: tanh, mul, sum
 expected = float(np.sum(np.tanh(x.astype(np.float64) @ w.T.astype(np.float64)) * 2))
-print(json.dumps({"value": value, "expected": expected, **compile_stats()}))
+print(json.dumps({"value": value, "fused": fused, "expected": expected, **compile_stats()}))
 """
 
 
@@ -43,6 +44,7 @@ def run(cache: pathlib.Path, count: int = 1) -> list[dict]:
         assert proc.returncode == 0, err[-3000:]
         result = json.loads(out.strip().splitlines()[-1])
         assert result["value"] == pytest.approx(result["expected"], rel=1e-5)
+        assert result["fused"] == pytest.approx(result["expected"], rel=1e-5)
         results.append(result)
     return results
 
@@ -51,7 +53,8 @@ def test_a_warm_cache_compiles_nothing_and_a_corrupted_entry_is_rebuilt(tmp_path
     cache = tmp_path / "cache"
     cold = run(cache)[0]
     written = len(list((cache / "kernels").glob("k_*.py")))
-    assert cold["kernels_generated"] == written >= 3 and cold["compiled"] >= written  # dense, tanh, sum, ...
+    assert cold["kernels_generated"] == written >= 4 and cold["compiled"] >= written  # dense, tanh, sum, fused, ...
+    assert len(list((cache / "kernels").glob("k_fused_*.py"))) == 1
     warm = run(cache)[0]
     assert warm["kernels_generated"] == 0 and warm["compiled"] == 0 and warm["cache_hits"] >= written
     files = sorted((cache / "kernels").glob("k_tanh_*.py"))

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jit.kernels.registry import ArgType, kernel
+from jit.kernels.registry import ArgType, kernel, load, load_generators
 from relayish.ops import get_op
 
 SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -356,22 +356,78 @@ TAKE_COMBOS = [
 ]
 
 
-@SETTINGS
-@given(st.sampled_from(TAKE_COMBOS), st.data(), seeds)
-def test_take_backward(combo: tuple, data: Any, seed: int) -> None:
-    dtype, index_dtype, index_rank, like_rank, axis = combo
-    rng = np.random.default_rng(seed)
-    like = np.zeros([data.draw(st.integers(0, 4)) for _ in range(like_rank)], np.int8)
-    size = like.size if axis is None else like.shape[axis]
+def take_case(data: Any, rng: np.random.Generator, combo: tuple) -> tuple[tuple[int, ...], np.ndarray, tuple[int, ...]]:
+    """A drawn shape of take's data, indices into it (sometimes one out of range; small sizes, so
+    repeats are common) and the shape take's result has."""
+    _, index_dtype, index_rank, rank, axis = combo
+    shape = tuple(data.draw(st.integers(0, 4)) for _ in range(rank))
+    size = int(np.prod(shape)) if axis is None else shape[axis]
     high = size + (data.draw(st.integers(0, 9)) == 0)  # sometimes an index out of range
     index_shape = [data.draw(st.integers(0, 4)) for _ in range(index_rank)]
     indices = rng.integers(0, max(high, 1), index_shape).astype(index_dtype)
     if axis is None:
-        shape = indices.shape
-    else:
-        shape = like.shape[:axis % like_rank] + indices.shape + like.shape[axis % like_rank + 1:]
-    g = values(rng, shape, dtype, ties=True)
-    check("take_backward", [laid_out(g, "A"), indices, like], {"axis": axis})
+        return shape, indices, indices.shape
+    return shape, indices, shape[:axis % rank] + indices.shape + shape[axis % rank + 1:]
+
+
+@SETTINGS
+@given(st.sampled_from(TAKE_COMBOS), st.data(), seeds)
+def test_take_backward(combo: tuple, data: Any, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    shape, indices, taken = take_case(data, rng, combo)
+    g = values(rng, taken, combo[0], ties=True)
+    check("take_backward", [laid_out(g, "A"), indices, np.zeros(shape, np.int8)], {"axis": combo[-1]})
+
+
+SCATTER_COMBOS = TAKE_COMBOS + [("uint8", "int64", 2, 2, 0), ("float32", "uint64", 1, 0, None)]
+
+
+@SETTINGS
+@given(st.sampled_from(SCATTER_COMBOS), st.sampled_from(["C", "F", "A"]), st.data(), seeds)
+def test_scatter_add(combo: tuple, layout: str, data: Any, seed: int) -> None:
+    """Sometimes updates of a wrong shape; data of any layout (the result is a C-contiguous copy)."""
+    rng = np.random.default_rng(seed)
+    shape, indices, taken = take_case(data, rng, combo)
+    if taken and data.draw(st.integers(0, 9)) == 0:
+        taken = (taken[0] + 1,) + taken[1:]
+    x = laid_out(values(rng, shape, combo[0], ties=True), layout)
+    updates = laid_out(values(rng, taken, combo[0], ties=True), "A")
+    check("scatter_add", [x, indices, updates], {"axis": combo[-1]})
+    try:
+        assert run("scatter_add", [x, indices, updates], {"axis": combo[-1]}).flags.c_contiguous
+    except (ValueError, IndexError):
+        pass
+
+
+def scatter_module(arrays: list[np.ndarray], axis: int | None) -> Any:
+    """The generated module of scatter_add for these arrays' types (``accumulate`` and ``kernel``)."""
+    source = load_generators()["scatter_add"]({"axis": axis}, [ArgType(a.dtype.name, a.ndim) for a in arrays])
+    return load(source, "scatter_add")
+
+
+@SETTINGS
+@given(st.sampled_from(SCATTER_COMBOS), st.data(), seeds)
+def test_scatter_add_accumulate_adds_in_place(combo: tuple, data: Any, seed: int) -> None:
+    """accumulate writes the reference's result into data itself and returns it, and leaves data
+    alone when it raises (every check comes before the first write); kernel never writes into data."""
+    rng = np.random.default_rng(seed)
+    shape, indices, taken = take_case(data, rng, combo)
+    x = values(rng, shape, combo[0], ties=True)
+    updates = values(rng, taken, combo[0], ties=True)
+    module = scatter_module([x, indices, updates], combo[-1])
+    before = x.copy()
+    try:
+        expected = get_op("scatter_add")(x, indices, updates, axis=combo[-1])
+    except IndexError:
+        with pytest.raises(IndexError):
+            module.accumulate(x, indices, updates)
+        np.testing.assert_array_equal(x, before)
+        return
+    np.testing.assert_array_equal(module.kernel(x, indices, updates), expected)
+    np.testing.assert_array_equal(x, before)
+    result = module.accumulate(x, indices, updates)
+    assert result.ctypes.data == x.ctypes.data and result.shape == x.shape
+    np.testing.assert_array_equal(x, expected)
 
 
 CONCAT_COMBOS = [("float32", 2, 0, 1), ("bool", 3, -1, 0), ("int32", 1, 1, 0)]
@@ -432,6 +488,7 @@ STATIC_ERRORS = [
     ("strided_slice_backward", [f32, f32], {"begin": (0, 0), "end": (1, 1), "axes": (1, -1)}),
     ("strided_slice_backward", [f32, f32], {"begin": (0,), "end": (1,), "strides": (0,)}),
     ("take_backward", [f32, np.zeros(2, np.int32), f32], {"axis": 2}),
+    ("scatter_add", [f32, np.zeros(2, np.int32), f32], {"axis": -3}),
     ("concatenate_backward", [f32, f32], {"index": 1}),
     ("pad_backward", [f32, f32], {"pad_width": (1, 1)}),
     ("pad_backward", [f32, f32], {"pad_width": (1, 1, -1, 0)}),
@@ -441,6 +498,30 @@ STATIC_ERRORS = [
 @pytest.mark.parametrize("name, arrays, attrs", STATIC_ERRORS)
 def test_static_errors(name: str, arrays: list[np.ndarray], attrs: dict) -> None:
     check(name, arrays, attrs)
+
+
+@pytest.mark.parametrize("index, axis", [(3, 0), (-1, 1), (6, None), (2**63, None)])
+def test_scatter_add_accumulate_checks_every_index_before_writing(index: int, axis: int | None) -> None:
+    """In range indices before the bad one, and updates of a wrong shape: the IndexError comes
+    first (as in the reference) and data is untouched."""
+    x = np.arange(6, dtype=np.float64).reshape(3, 2)
+    indices = np.array([0, 1, index], np.uint64 if index >= 2**63 else np.int64)
+    updates = np.ones(indices.shape if axis is None else (4, 4))
+    module = scatter_module([x, indices, updates], axis)
+    with pytest.raises(IndexError, match="scatter_add: index .* is out of range"):
+        get_op("scatter_add")(x, indices, updates, axis=axis)
+    with pytest.raises(IndexError, match=f"scatter_add: index {index} is out of range"):
+        module.accumulate(x, indices, updates)
+    np.testing.assert_array_equal(x, np.arange(6.0).reshape(3, 2))
+
+
+def test_scatter_add_of_mixed_dtypes_has_no_kernel() -> None:
+    """The type checker rejects the call, and so does the generator (as the reference does)."""
+    args = [f32, np.zeros(2, np.int32), np.ones((2, 2), np.float64)]
+    with pytest.raises(TypeError, match="scatter_add"):
+        get_op("scatter_add")(*args)
+    with pytest.raises(TypeError, match="scatter_add"):
+        run("scatter_add", args, {})
 
 
 def test_float16_has_no_kernel() -> None:

@@ -360,31 +360,93 @@ def test_take_backward_is_the_adjoint_of_take(case: Any, seed: int) -> None:
     assert_adjoint(y * g, x * dx, np.sum(np.abs(y * g)))
 
 
-@given(case=take_cases(), dtype=st.sampled_from(NUMBERS), data=st.data())
-def test_take_backward_matches_loops(case: Any, dtype: np.dtype, data: st.DataObject) -> None:
-    """Element ``pos`` of take's result was read from the index its indices entry names;
-    repeated indices add up."""
-    shape, indices, axis = case
-    g = data.draw(arrays(dtype, take_out_shape(shape, indices, axis)), label="g")
-    expected, scale = np.zeros(shape, wide(g).dtype), np.zeros(shape)
-    for pos in np.ndindex(g.shape):
+def take_sources(shape: tuple[int, ...], indices: np.ndarray, axis: int | None) -> Any:
+    """(pos, source) for each element ``pos`` of take's result: the index of data it was read
+    from, which its indices entry names."""
+    for pos in np.ndindex(take_out_shape(shape, indices, axis)):
         if axis is None:
-            source = np.unravel_index(int(indices[pos]), shape)
+            yield pos, np.unravel_index(int(indices[pos]), shape)
         else:
             a, k = axis % len(shape), indices.ndim
-            source = pos[:a] + (int(indices[pos[a:a + k]]),) + pos[a + k:]
-        expected[source] += wide(g[pos])
-        scale[source] += abs(float(g[pos]))
+            yield pos, pos[:a] + (int(indices[pos[a:a + k]]),) + pos[a + k:]
+
+
+def added_back(start: np.ndarray, values: np.ndarray, indices: np.ndarray, axis: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """``start`` (widened) with each element of values added where take read it, and the sum of
+    the magnitudes added at each place (start's included): the loop oracle of take's adjoints."""
+    total, scale = wide(start), np.asarray(np.abs(start.astype(np.float64)))
+    for pos, source in take_sources(start.shape, indices, axis):
+        total[source] += wide(values[pos])
+        scale[source] += abs(float(values[pos]))
+    return total, scale
+
+
+@given(case=take_cases(), dtype=st.sampled_from(NUMBERS), data=st.data())
+def test_take_backward_matches_loops(case: Any, dtype: np.dtype, data: st.DataObject) -> None:
+    """Repeated indices add up."""
+    shape, indices, axis = case
+    g = data.draw(arrays(dtype, take_out_shape(shape, indices, axis)), label="g")
+    expected, scale = added_back(np.zeros(shape, dtype), g, indices, axis)
     like = np.zeros(shape, dtype=np.float16)
     assert_close(get_op("take_backward")(g, indices, like, axis=axis), expected, dtype, scale=scale)
 
 
-@pytest.mark.parametrize(("index", "axis"), [(3, 0), (-1, 0), (6, None), (-7, None), (2, -1)])
+OUT_OF_RANGE = [(3, 0), (-1, 0), (6, None), (-7, None), (2, -1)]
+
+
+@pytest.mark.parametrize(("index", "axis"), OUT_OF_RANGE)
 def test_take_backward_out_of_range_raises(index: int, axis: int | None) -> None:
     indices = np.array([0, index], dtype=np.int32)
     g = np.ones(take_out_shape((3, 2), indices, axis))
     with pytest.raises(IndexError, match=f"take_backward: index {index} is out of range"):
         get_op("take_backward")(g, indices, np.zeros((3, 2)), axis=axis)
+
+
+# scatter_add ----------------------------------------------------------------------------
+
+
+@given(case=take_cases(), dtype=st.sampled_from(NUMBERS), data=st.data())
+def test_scatter_add_matches_loops(case: Any, dtype: np.dtype, data: st.DataObject) -> None:
+    """data, then each update added where take would read it; data itself is left alone."""
+    shape, indices, axis = case
+    x = data.draw(arrays(dtype, shape), label="data")
+    updates = data.draw(arrays(dtype, take_out_shape(shape, indices, axis)), label="updates")
+    before = x.copy()
+    expected, scale = added_back(x, updates, indices, axis)
+    assert_close(get_op("scatter_add")(x, indices, updates, axis=axis), expected, dtype, scale=scale)
+    np.testing.assert_array_equal(x, before)
+
+
+@given(case=take_cases(), data=st.data())
+def test_scatter_add_is_data_plus_take_backward(case: Any, data: st.DataObject) -> None:
+    """Its definition, exact in integers (where the order of the additions does not matter)."""
+    shape, indices, axis = case
+    x = data.draw(arrays(I32, shape), label="data")
+    updates = data.draw(arrays(I32, take_out_shape(shape, indices, axis)), label="updates")
+    expected = x + get_op("take_backward")(updates, indices, x, axis=axis)
+    assert_close(get_op("scatter_add")(x, indices, updates, axis=axis), expected, I32)
+
+
+@given(case=take_cases(), seed=seeds)
+def test_scatter_add_adds_repeated_indices_in_order(case: Any, seed: int) -> None:
+    """Float additions in the order np.add.at makes them: each place gets data, then its updates
+    in the order of the indices (a float32 sum depends on that order)."""
+    shape, indices, axis = case
+    rng = np.random.default_rng(seed)
+    x = np.asarray(rng.standard_normal(shape) * 1e4, np.float32)
+    updates = np.asarray(rng.standard_normal(take_out_shape(shape, indices, axis)), np.float32)
+    expected = x.copy()
+    for pos, source in take_sources(shape, indices, axis):
+        expected[source] = np.float32(expected[source] + updates[pos])
+    np.testing.assert_array_equal(get_op("scatter_add")(x, indices, updates, axis=axis), expected)
+
+
+@pytest.mark.parametrize(("index", "axis"), OUT_OF_RANGE)
+def test_scatter_add_out_of_range_raises(index: int, axis: int | None) -> None:
+    indices = np.array([0, index], dtype=np.int32)
+    updates = np.ones(take_out_shape((3, 2), indices, axis))
+    with pytest.raises(IndexError, match=f"scatter_add: index {index} is out of range"):
+        get_op("scatter_add")(np.zeros((3, 2)), indices, updates, axis=axis)
 
 
 # concatenate_backward -------------------------------------------------------------------
@@ -502,6 +564,8 @@ WRONG_GRADIENT = [
      r"the gradient has shape \(3,\), but the strided_slice result has shape \(2,\)"),
     ("take_backward", lambda: get_op("take_backward")(np.zeros(3), np.zeros(2, np.int32), np.zeros(4)),
      r"the gradient has shape \(3,\), but the take result has shape \(2,\)"),
+    ("scatter_add", lambda: get_op("scatter_add")(np.zeros((4, 2)), np.zeros(3, np.int32), np.zeros((4, 2)), axis=0),
+     r"updates has shape \(4, 2\), but the take result has shape \(3, 2\)"),
     ("concatenate_backward",
      lambda: get_op("concatenate_backward")(np.zeros((6, 3)), np.zeros((2, 3)), np.zeros((3, 3)), index=0),
      r"the gradient has shape \(6, 3\), but the concatenate result has shape \(5, 3\)"),
@@ -532,6 +596,9 @@ def test_max_pool2d_gather_needs_h_of_x_shape() -> None:
         ("avg_pool2d_backward", [np.zeros((1, 2, 2, 2), np.int32), IMAGE.astype(np.int32)], {"pool_size": 2}),
         ("take_backward", [np.zeros(2, bool), np.zeros(2, np.int32), np.zeros(4)], {}),
         ("take_backward", [np.zeros(2), np.zeros(2), np.zeros(4)], {}),
+        ("scatter_add", [np.zeros(4, bool), np.zeros(2, np.int32), np.zeros(2, bool)], {}),
+        ("scatter_add", [np.zeros(4), np.zeros(2), np.zeros(2)], {}),
+        ("scatter_add", [np.zeros(4, np.float32), np.zeros(2, np.int32), np.zeros(2)], {}),
     ],
 )
 def test_unsupported_dtypes_are_refused(name: str, args: list[np.ndarray], attrs: dict) -> None:
@@ -571,6 +638,8 @@ WELL_TYPED = [
      "@strided_slice_backward(%g, %x, begin=(2,), end=(8,), strides=(2,))", I(10, "n")),
     ("take_backward", f"%g: {F(4, 2, 'n')}, %i: {I(2, 'n')}, %x: {F(4, 5)}",
      "@take_backward(%g, %i, %x, axis=1)", F(4, 5)),
+    ("scatter_add", f"%x: {F(4, 'n', 5)}, %i: {I(2, 3)}, %u: {F(4, 2, 3, 5)}",
+     "@scatter_add(%x, %i, %u, axis=-2)", F(4, "n", 5)),
     ("concatenate_backward", f"%g: {F('n', 5)}, %a: {I('n', 2)}, %b: {I('n', 3)}",
      "@concatenate_backward(%g, %a, %b, axis=-1, index=1)", F("n", 3)),
     ("pad_backward", f"%g: {F('n + 3', 4)}, %x: {F('n', 3)}", "@pad_backward(%g, %x, pad_width=(1, 2, 0, 1))",
@@ -606,6 +675,8 @@ ILL_TYPED = [
      "argument 1 Shape(2, n) differs from the strided_slice result Shape(3, n) in dimension 0: 2 vs 3"),
     ("take_backward", f"%g: {F(4, 2, 'n')}, %i: {F(2, 'n')}, %x: {F(4, 5)}",
      "@take_backward(%g, %i, %x, axis=1)", "argument 2 must have an integer dtype, not FloatType(32)"),
+    ("scatter_add", f"%x: {F(4, 5)}, %i: {I('n')}, %u: {F(4, 'n + 1')}", "@scatter_add(%x, %i, %u, axis=1)",
+     "argument 3 Shape(4, n + 1) differs from the take result Shape(4, n) in dimension 1: n + 1 vs n"),
     ("concatenate_backward", f"%g: {F('n', 5)}, %a: {F('n', 2)}, %b: {F('n', 3)}",
      "@concatenate_backward(%g, %a, %b, axis=-1, index=2)", "index 2 is out of range for 2 parts"),
     ("pad_backward", f"%g: {F('n + 3', 5)}, %x: {F('n', 3)}", "@pad_backward(%g, %x, pad_width=(1, 2, 0, 1))",

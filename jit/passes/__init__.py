@@ -1,0 +1,85 @@
+"""The optimizer: IR-to-IR passes run by ``relayish.compile(..., opt_level=N)`` before lowering.
+
+Each pass maps a typed module (``Grad`` expanded) to a module that type-checks and computes
+what its input computes (``relayish.testing.assert_pass_preserves`` checks each on the corpus
+and on generated programs). The levels (docs/optimizer.md):
+
+- 0: none; the program ``Grad`` wrote is lowered as it is;
+- 1: local clean-up, on the A-normal form: constant folding, algebraic simplification of zeros and ones, common
+  subexpression elimination, dead code elimination (effects respected);
+- 2: level 1 after inlining and partial evaluation, which remove the references and
+  backpropagator closures of gradients wherever control flow is static;
+- 3 (the default): level 2, then fusion of elementwise chains into single kernels.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from relayish.module import Module
+from relayish.traverse import globals_reached
+from typecheck import infer
+
+Pass = Callable[[Module], Module]
+
+DEFAULT_OPT_LEVEL = 3
+OPT_LEVELS = (0, 1, 2, 3)
+CLEANUP_ROUNDS = 3  # each round can expose more for the next (a simplified sum feeds CSE, CSE leaves dead code)
+
+
+def passes(opt_level: int, target: str = "cpu") -> list[Pass]:
+    """The passes of ``opt_level``, in order."""
+    if opt_level not in OPT_LEVELS:
+        raise ValueError(f"opt_level must be one of {OPT_LEVELS}, not {opt_level!r}")
+    from .anf import to_anf
+    from .cse import eliminate_common_subexpressions
+    from .dce import eliminate_dead_code
+    from .fold import fold_constants
+    from .fuse import fuse
+    from .inline import inline_functions
+    from .partial_eval import partially_evaluate
+    from .simplify import simplify_algebra
+
+    cleanup = [fold_constants, simplify_algebra, eliminate_common_subexpressions, eliminate_dead_code]
+    chosen: list[Pass] = []
+    if opt_level >= 1:  # the clean-up wants every value named: partial evaluation names them, or A-normal form
+        chosen += [inline_functions, partially_evaluate] if opt_level >= 2 else [to_anf]
+        chosen += cleanup * CLEANUP_ROUNDS
+    if opt_level >= 3:
+        chosen.append(fuse)
+    return chosen
+
+
+def optimize(module: Module, name: str, opt_level: int = DEFAULT_OPT_LEVEL, target: str = "cpu") -> Module:
+    """The globals ``@name`` reaches in ``module`` (type-checked, ``Grad`` expanded) after the
+    passes of ``opt_level``, type-checked. Globals that inlining left unreached are dropped."""
+    chosen = passes(opt_level, target)
+    module = reached(module, name)
+    for run in chosen:
+        module = infer(run(module))
+    return reached(module, name)
+
+
+def reached(module: Module, name: str) -> Module:
+    """The globals ``@name`` can call: the only ones worth optimizing and lowering."""
+    names = globals_reached(module, module[name]) | {name}
+    return Module({n: fn for n, fn in module.functions.items() if n in names}, module.op_decls)
+
+
+def explain(module: Module, name: str, opt_level: int) -> str:
+    """The optimized program of ``@name`` as text, then one line per fused kernel (its operators)."""
+    from relayish.expr import Call, Function
+    from relayish.printer import astext
+    from relayish.traverse import post_order
+
+    lines = [f"# @{name} at opt_level {opt_level}", astext(module).rstrip(), "", "# fused kernels:"]
+    count = 0
+    for global_name, fn in module.functions.items():
+        for node in post_order(fn):
+            if isinstance(node, Call) and isinstance(node.callee, Function) and node.callee.primitive:
+                count += 1
+                ops = [n.callee.name for n in post_order(node.callee.body) if isinstance(n, Call) and hasattr(n.callee, "name")]
+                lines.append(f"#   {count}. in @{global_name}: {len(node.args)} inputs, {len(ops)} operators: {', '.join(ops)}")
+    if not count:
+        lines.append("#   none")
+    return "\n".join(lines) + "\n"

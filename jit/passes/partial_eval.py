@@ -1,0 +1,371 @@
+"""Partial evaluation: the references and backpropagator closures that ``Grad`` writes disappear
+where control flow is static.
+
+Each global's body is run abstractly, in the evaluator's order, over *static* values (tuples,
+closures with their environments, references created in the code being specialized, globals)
+and *dynamic* ones (atoms of the residual program). What cannot be computed now is emitted as
+a residual ``let``, in order, so effects keep their order:
+
+- a call of a known closure or of a non-recursive, monomorphic global is inlined (its body run
+  with the arguments' values); a recursive function stays a residual function;
+- a reference created here lives in a static store while its contents are known: ``!r`` is
+  its contents, ``r := v`` replaces them, and nothing is emitted;
+- ``if`` on a constant takes its branch; ``if`` on a dynamic condition is emitted with each
+  branch specialized in a scope of its own.
+
+A static value is *reified* when residual code needs it: a tuple becomes a tuple expression,
+a closure a residual function, a reference a residual ``Ref`` holding its current contents.
+A residual function or branch may run at any time, so before one is emitted every reference
+still in the static store that it can reach (through its free variables, the closures and
+tuples they hold, the contents of references) is reified ("materialized"): from then on its
+reads and writes are residual. A dynamic call can only reach the references reachable from its arguments (those
+are reified with the arguments) or captured by residual closures (already materialized).
+
+On ``Grad``'s code with static control flow the whole backpropagator chain is inlined: the
+result is straight-line code over operator calls, with dead zero adjoints left for
+``eliminate_dead_code`` and ``zeros + g`` for ``simplify_algebra``. Where the pass meets what
+it does not model (a reference cycle through a closure, a residual program past
+``MAX_BINDINGS``) it leaves that global as it was.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import attrs
+
+from relayish.expr import (
+    Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew, RefRead, RefWrite, Tuple,
+    Var, Zero,
+)  # fmt: skip
+from relayish.module import Module
+from relayish.traverse import free_vars, post_order, trampoline
+
+MAX_BINDINGS = 200_000  # residual lets per global: inlining past this is not specialization any more
+
+
+class _GiveUp(Exception):
+    """This global is left as it was."""
+
+
+@attrs.define(eq=False)
+class Dyn:
+    """A value known only at run time: an atom (variable, constant, global) of the residual code."""
+
+    atom: Expr
+
+
+@attrs.define(eq=False)
+class STuple:
+    fields: tuple
+
+
+@attrs.define(eq=False)
+class SGlobal:
+    name: str
+
+
+@attrs.define(eq=False)
+class SClosure:
+    """A function literal and the environment it was created in."""
+
+    fn: Function
+    env: "Env"
+    self_var: Var | None = None  # the let variable a recursive literal calls itself by
+
+
+@attrs.define(eq=False)
+class Cell:
+    """A reference created in the code being specialized: contents known until materialized."""
+
+    contents: Any
+    residual: Var | None = None
+    materializing: bool = False
+
+
+@attrs.define(eq=False)
+class SRef:
+    cell: Cell
+
+
+UNIT = STuple(())
+
+
+class Env:
+    """Variables' values; a closure keeps the scope it was created in."""
+
+    __slots__ = ("values", "parent")
+
+    def __init__(self, parent: Env | None = None):
+        self.values: dict[int, Any] = {}
+        self.parent = parent
+
+    def lookup(self, var: Var) -> Any:
+        env: Env | None = self
+        while env is not None:
+            if id(var) in env.values:
+                return env.values[id(var)]
+            env = env.parent
+        return Dyn(var)  # bound outside what is specialized
+
+
+class Scope:
+    """Residual bindings of one block (a function body, a branch)."""
+
+    def __init__(self) -> None:
+        self.bindings: list[tuple[Var, Expr]] = []
+
+    def close(self, result: Expr) -> Expr:
+        bindings = self.bindings
+        if bindings and bindings[-1][0] is result and not isinstance(bindings[-1][1], Function):
+            # `let t = f(x) in t` is `f(x)`: a tail call stays one (a function may call itself by its name)
+            bindings, result = bindings[:-1], bindings[-1][1]
+        for var, value in reversed(bindings):
+            result = Let(var, value, result)
+        return result
+
+
+def recursive_globals(module: Module) -> set[str]:
+    """Globals on a cycle of the call graph (Tarjan's algorithm, iteratively)."""
+    calls = {name: {n.name for n in post_order(fn) if isinstance(n, GlobalVar) and n.name in module}
+             for name, fn in module.functions.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: set[str] = set()
+    for root in calls:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(calls[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            child = next(edges, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(calls[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in calls[node]:
+                    found.update(component)
+    return found
+
+
+class Specializer:
+    """Partially evaluates the globals of one module."""
+
+    def __init__(self, module: Module):
+        self.module = module
+        self.recursive = recursive_globals(module)
+        self.scopes: list[Scope] = []
+        self.bindings = 0
+        self.reified: dict[int, tuple[SClosure, Var, Scope]] = {}  # closures already residual functions (kept alive)
+
+    # residual code ------------------------------------------------------------------------
+    def emit(self, value: Expr, hint: str = "t") -> Var:
+        self.bindings += 1
+        if self.bindings > MAX_BINDINGS:
+            raise _GiveUp
+        var = Var(hint)
+        self.scopes[-1].bindings.append((var, value))
+        return var
+
+    def block(self, run: Iterator[Any]) -> Iterator[Any]:
+        """Runs ``run`` (which returns a value) in a scope of its own; returns the block's expression."""
+        scope = Scope()
+        self.scopes.append(scope)
+        try:
+            value = yield run
+            atom = yield self.reify(value)
+        finally:
+            self.scopes.pop()
+        return scope.close(atom)
+
+    def materialize_reachable(self, exprs: list[Expr], env: Env) -> Iterator[Any]:
+        """Before code that may run later or more than once (a residual function or branch):
+        every static reference that code can reach through its free variables becomes residual."""
+        stack = [env.lookup(v) for e in exprs for v in free_vars(e)]
+        seen: set[int] = set()
+        while stack:
+            value = stack.pop()
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            if isinstance(value, STuple):
+                stack.extend(value.fields)
+            elif isinstance(value, SClosure):
+                stack.extend(value.env.lookup(v) for v in free_vars(value.fn))
+            elif isinstance(value, SRef) and value.cell.residual is None:
+                stack.append(value.cell.contents)
+                yield self.materialize(value.cell)
+
+    def materialize(self, cell: Cell) -> Iterator[Any]:
+        if cell.residual is not None:
+            return cell.residual
+        if cell.materializing:  # a closure stored in the reference it captures
+            raise _GiveUp
+        cell.materializing = True
+        atom = yield self.reify(cell.contents)
+        cell.residual = self.emit(RefNew(atom), "r")
+        return cell.residual
+
+    def reify(self, value: Any) -> Iterator[Any]:
+        """An atom of the residual code holding ``value`` (or a tuple of such atoms)."""
+        if isinstance(value, Dyn):
+            return value.atom
+        if isinstance(value, SGlobal):
+            return GlobalVar(value.name)
+        if isinstance(value, SRef):
+            return (yield self.materialize(value.cell))
+        if isinstance(value, STuple):
+            fields = []
+            for field in value.fields:
+                fields.append((yield self.reify(field)))
+            return Tuple(fields)  # of atoms: cheap to repeat, and the result reads as written
+        return (yield self.residual_function(value))
+
+    def residual_function(self, closure: SClosure) -> Iterator[Any]:
+        known = self.reified.get(id(closure))
+        if known is not None and any(s is known[2] for s in self.scopes):
+            return known[1]
+        yield self.materialize_reachable([closure.fn], closure.env)
+        fn = closure.fn
+        params = [Var(p.name_hint, p.type_annotation, span=p.span) for p in fn.params]
+        env = Env(closure.env)
+        env.values.update((id(p), Dyn(q)) for p, q in zip(fn.params, params))
+        name = Var(closure.self_var.name_hint if closure.self_var else "fn")
+        if closure.self_var is not None:
+            env.values[id(closure.self_var)] = Dyn(name)
+        self.reified[id(closure)] = (closure, name, self.scopes[-1])
+        body = yield self.block(self.eval(fn.body, env))
+        residual = Function(params, body, fn.ret_type, fn.type_params, span=fn.span)
+        self.scopes[-1].bindings.append((name, residual))
+        return name
+
+    # evaluation -----------------------------------------------------------------------------
+    def eval(self, e: Expr, env: Env, hint: str = "t") -> Iterator[Any]:
+        while isinstance(e, Let):
+            if isinstance(e.value, Function) and any(v is e.var for v in free_vars(e.value)):
+                closure = SClosure(e.value, env, e.var)  # recursive: a residual function, bound here
+                env.values[id(e.var)] = Dyn((yield self.residual_function(closure)))
+            else:
+                env.values[id(e.var)] = yield self.eval(e.value, env, e.var.name_hint)
+            e = e.body
+        if isinstance(e, Var):
+            return env.lookup(e)
+        if isinstance(e, (Constant, Op)):
+            return Dyn(e)
+        if isinstance(e, GlobalVar):
+            return SGlobal(e.name)
+        if isinstance(e, Function):
+            return SClosure(e, env)
+        if isinstance(e, Tuple):
+            fields = []
+            for field in e.fields:
+                fields.append((yield self.eval(field, env)))
+            return STuple(tuple(fields))
+        if isinstance(e, Proj):
+            value = yield self.eval(e.tuple_value, env)
+            if isinstance(value, STuple):
+                return value.fields[e.index]
+            return Dyn(self.emit(Proj((yield self.reify(value)), e.index, span=e.span), hint))
+        if isinstance(e, Ascribe):
+            return (yield self.eval(e.expr, env, hint))
+        if isinstance(e, Zero):
+            return Dyn(self.emit(e, hint))
+        if isinstance(e, If):
+            return (yield self.branch(e, env, hint))
+        if isinstance(e, Call):
+            return (yield self.call(e, env, hint))
+        if isinstance(e, RefNew):
+            return SRef(Cell((yield self.eval(e.value, env))))
+        if isinstance(e, RefRead):
+            ref = yield self.eval(e.ref, env)
+            if isinstance(ref, SRef) and ref.cell.residual is None:
+                return ref.cell.contents
+            return Dyn(self.emit(RefRead((yield self.reify(ref)), span=e.span), hint))
+        if isinstance(e, RefWrite):
+            ref = yield self.eval(e.ref, env)
+            value = yield self.eval(e.value, env)
+            if isinstance(ref, SRef) and ref.cell.residual is None:
+                ref.cell.contents = value
+            else:
+                target = yield self.reify(ref)
+                self.emit(RefWrite(target, (yield self.reify(value)), span=e.span), "u")
+            return UNIT
+        if isinstance(e, Grad):
+            raise _GiveUp  # expanded before optimizing; never specialized
+        raise _GiveUp
+
+    def branch(self, e: If, env: Env, hint: str) -> Iterator[Any]:
+        cond = yield self.eval(e.cond, env)
+        if isinstance(cond, Dyn) and isinstance(cond.atom, Constant):
+            return (yield self.eval(e.then_branch if bool(cond.atom.value) else e.else_branch, env, hint))
+        atom = yield self.reify(cond)
+        yield self.materialize_reachable([e.then_branch, e.else_branch], env)
+        then = yield self.block(self.eval(e.then_branch, env))
+        other = yield self.block(self.eval(e.else_branch, env))
+        return Dyn(self.emit(If(atom, then, other, span=e.span), hint))
+
+    def call(self, e: Call, env: Env, hint: str) -> Iterator[Any]:
+        args = []
+        for arg in e.args:
+            args.append((yield self.eval(arg, env)))
+        if isinstance(e.callee, Op):
+            atoms = []
+            for arg in args:
+                atoms.append((yield self.reify(arg)))
+            return Dyn(self.emit(Call(e.callee, atoms, e.attrs, span=e.span), hint))
+        callee = yield self.eval(e.callee, env)
+        if isinstance(callee, SClosure) and callee.self_var is None:
+            return (yield self.inline(callee.fn, Env(callee.env), args, hint))
+        if isinstance(callee, SGlobal) and callee.name not in self.recursive and not self.module[callee.name].type_params:
+            return (yield self.inline(self.module[callee.name], Env(), args, hint))
+        target = yield self.reify(callee)
+        atoms = []
+        for arg in args:
+            atoms.append((yield self.reify(arg)))
+        return Dyn(self.emit(Call(target, atoms, span=e.span), hint))
+
+    def inline(self, fn: Function, env: Env, args: list, hint: str) -> Iterator[Any]:
+        env.values.update((id(p), a) for p, a in zip(fn.params, args))
+        return (yield self.eval(fn.body, env, hint))
+
+    def specialize(self, fn: Function) -> Function:
+        self.scopes, self.bindings, self.reified = [], 0, {}
+        params = [Var(p.name_hint, p.type_annotation, span=p.span) for p in fn.params]
+        env = Env()
+        env.values.update((id(p), Dyn(q)) for p, q in zip(fn.params, params))
+        body = trampoline(self.block(self.eval(fn.body, env)))
+        return Function(params, body, fn.ret_type, fn.type_params, span=fn.span)
+
+
+def partially_evaluate(module: Module) -> Module:
+    """``module`` with each global's static references, closures and calls evaluated away
+    (a global the pass cannot specialize is kept as it was)."""
+    specializer = Specializer(module)
+    functions = {}
+    for name, fn in module.functions.items():
+        try:
+            functions[name] = specializer.specialize(fn)
+        except _GiveUp:
+            functions[name] = fn
+    return Module(functions, module.op_decls)

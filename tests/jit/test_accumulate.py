@@ -1,0 +1,79 @@
+"""``take``'s adjoint accumulated in place (jit/lower.py ``accumulate_into``): only when no
+other array can see the memory, so the program's value is what the evaluator computes."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+import relayish
+from jit.kernels.registry import ArgType, kernel
+from jit.lower import accumulate_into
+from relayish.testing import check_equivalent
+
+KERNEL = kernel("scatter_add", {"axis": 0}, [ArgType("float32", 2), ArgType("int32", 0), ArgType("float32", 1)])
+ACCUMULATE = KERNEL.py_func.__globals__["accumulate"]
+ROW = np.ones(3, np.float32)
+
+
+def accumulate(cell: list) -> None:
+    accumulate_into(cell, ACCUMULATE, KERNEL, np.asarray(np.int32(1)), ROW)
+
+
+@numba.njit
+def numba_zeros(n):
+    return np.zeros((n, 3), np.float32)
+
+
+@numba.njit
+def numba_view(x):
+    return x.reshape(x.shape)
+
+
+def test_an_array_nothing_else_sees_is_updated_in_place():
+    for make in (lambda: np.zeros((2, 3), np.float32), lambda: numba_zeros(2)):
+        cell = [make()]
+        before = cell[0]
+        identity = id(before)
+        del before
+        accumulate(cell)
+        assert id(cell[0]) == identity
+        np.testing.assert_array_equal(cell[0], [[0, 0, 0], [1, 1, 1]])
+
+
+def test_a_shared_array_is_copied_and_left_as_it_was():
+    shared = np.zeros((2, 3), np.float32)
+    view_of_input = numba_view(np.zeros((2, 3), np.float32))  # Numba's view of an array Python holds
+    for data, keep in ((shared, shared), (shared[:, :], shared), (view_of_input, view_of_input)):
+        cell = [data]
+        accumulate(cell)
+        assert cell[0] is not data
+        np.testing.assert_array_equal(keep, np.zeros((2, 3)))
+        np.testing.assert_array_equal(cell[0], [[0, 0, 0], [1, 1, 1]])
+
+
+def test_a_failing_update_leaves_the_cell_as_it_was():
+    data = np.zeros((2, 3), np.float32)
+    cell = [data]
+    try:
+        accumulate_into(cell, ACCUMULATE, KERNEL, np.asarray(np.int32(5)), ROW)
+    except IndexError:
+        pass
+    assert cell[0] is data
+
+
+def test_a_loop_reading_rows_accumulates_in_place_and_matches_the_evaluator():
+    module = relayish.parse("""
+    def @loss(%X: Tensor(FloatType(32), Shape(4, 4))) -> Tensor(FloatType(32), Shape()) {
+      let %loop = fn (%i: Tensor(IntType(32), Shape()), %acc: Tensor(FloatType(32), Shape())) -> Tensor(FloatType(32), Shape()) {
+        if %i == 6 then %acc else
+        let %j = %i - (%i / 4) * 4 in
+        %loop(%i + 1, %acc + @sum(@take(%X, %j, axis=1) * @take(%X, %j, axis=0)))
+      } in
+      %loop(0, 0.0)
+    }
+    def @vg(%X: Tensor(FloatType(32), Shape(4, 4))) { Grad(@loss)(%X) }""")
+    assert "_accumulate_into(" in relayish.compile(module, "vg").source
+    X = np.arange(16, dtype=np.float32).reshape(4, 4) / 10
+    check_equivalent(module, module, "vg", (X,), rtol=1e-5,
+                     backend_a=lambda m, name, *args: relayish.compile(m, name)(*args))

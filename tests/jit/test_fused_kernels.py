@@ -1,0 +1,141 @@
+"""Fused kernels (jit/kernels/fused.py) give the evaluator's results, and W1 runs as one kernel.
+
+Programs are polymorphic in their sizes, so each (program, dtype) is one kernel whatever sizes
+hypothesis draws (0 and 1 included): same-shape operands, rows, columns and scalars, reductions
+over all axes, over the inner axis and over the outer one, several outputs, integers, casts and
+comparisons, and log/sin/cos on arguments their approximations leave to libm. Tolerances: float32
+rtol 1e-5 and atol 1e-6 (tanh's approximation is within 5 ulp, contracted multiply-adds round once,
+and sums accumulate in float64 where NumPy adds float32 pairwise), float64 rtol 1e-10 and atol
+1e-12, integers exact.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import relayish
+from jit.kernels.registry import cache_dir
+from jit.passes.fuse import fuse
+from relayish.testing import check_equivalent
+from tests.jit.passes.test_fuse import W1_VG, primitive_groups
+from typecheck import infer
+
+T = "Tensor({dtype}, Shape({shape}))"
+
+PROGRAMS = {
+    "w1": """def @main[n: Dim](%x: {T_n}, %w: {T_n}, %b: {T_n}) {{ @sum(sq @tanh(%x * %w + %b)) }}""",
+    "rows_columns": """def @main[n: Dim, m: Dim](%X: {T_nm}, %b: {T_m}, %c: {T_n1}) {{
+  let %h = @tanh(%X + %b) * 2.0{s} - %c in
+  (%h, @sum(%h * %h, axis=1, keepdims=true), @mean(@exp(%h), axis=0))
+}}""",
+    "libm": """def @main[n: Dim](%x: {T_n}) {{ @log(%x * %x) + @sin(%x) * @cos(%x) - @sigmoid(%x) }}""",
+    "compare_cast": """def @main[n: Dim](%x: {T_n}, %y: {T_n}) {{
+  let %z = @where(%x > %y, %x, @maximum(%y, 0.5{s})) in
+  (@cast(%x < %y, dtype={dtype}) * %z + @relu(%y), @sum(-%z / (%y * %y + 1.0{s})))
+}}""",
+    "integers": """def @main[n: Dim, m: Dim](%i: {T_nm}, %j: {T_m}) {{
+  (@sum(%i * %j + 3{s}), @abs(%i - %j) * 2{s}, @sum(@cast(%i > %j, dtype={dtype}), axis=0))
+}}""",
+}
+DTYPES = {"w1": ("f32", "f64"), "rows_columns": ("f32", "f64"), "libm": ("f32", "f64"), "compare_cast": ("f32",),
+          "integers": ("i32", "i64")}
+TYPES = {"f32": ("FloatType(32)", "", np.float32), "f64": ("FloatType(64)", "f64", np.float64),
+         "i32": ("IntType(32)", "", np.int32), "i64": ("IntType(64)", "i64", np.int64)}
+TOLERANCES = {"f32": (1e-5, 1e-6), "f64": (1e-10, 1e-12), "i32": (None, 0.0), "i64": (None, 0.0)}
+SPECIAL = np.array([0.0, -0.0, 1e-40, 3e4, -2e5])
+CASES = [(name, d) for name in PROGRAMS for d in DTYPES[name]]
+
+
+@functools.cache
+def program(name: str, d: str) -> tuple[relayish.Module, relayish.Module]:
+    """The program typed, and fused."""
+    dtype, suffix, _ = TYPES[d]
+    shapes = {f"T_{k}": T.format(dtype=dtype, shape=s) for k, s in
+              {"n": "n", "m": "m", "nm": "n, m", "n1": "n, 1"}.items()}
+    typed = infer(relayish.parse(PROGRAMS[name].format(s=suffix, dtype=dtype, **shapes)))
+    return typed, fuse(typed)
+
+
+def jit(module: relayish.Module, name: str, *args):
+    return relayish.compile(module, name)(*args)
+
+
+def arguments(module: relayish.Module, d: str, n: int, m: int, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    dtype = TYPES[d][2]
+    sizes = {"n": n, "m": m}
+    args = []
+    for p in module["main"].params:
+        shape = tuple(dim.value if dim.is_const else sizes[next(dim.atoms()).name] for dim in p.type_annotation.shape.dims)
+        if np.dtype(dtype).kind == "i":
+            args.append(rng.integers(-50, 50, shape).astype(dtype))
+            continue
+        values = rng.uniform(-3, 3, shape).astype(dtype)
+        special = rng.random(shape) < 0.2  # zeros, subnormals and huge arguments: libm's second pass
+        values[special] = rng.choice(SPECIAL.astype(dtype), special.sum())
+        args.append(values)
+    return args
+
+
+@pytest.mark.parametrize(("name", "d"), CASES, ids=[f"{n}-{d}" for n, d in CASES])
+@given(n=st.integers(0, 24), m=st.integers(0, 24), seed=st.integers(0, 2**32 - 1))
+def test_fused_programs_give_the_evaluators_results(name: str, d: str, n: int, m: int, seed: int) -> None:
+    typed, fused = program(name, d)
+    rtol, atol = TOLERANCES[d]
+    check_equivalent(fused, typed, "main", arguments(typed, d, n, m, seed), rtol=rtol, atol=atol, backend_a=jit)
+
+
+def test_every_program_here_is_one_fused_kernel():
+    for name, d in CASES:
+        typed, fused = program(name, d)
+        assert len(primitive_groups(fused)) == 1, name
+        assert relayish.compile(fused, "main").source.count("k_fused") == 1, name
+
+
+def kernel_calls(f: relayish.CompiledFunction, *args) -> Counter:
+    """Run ``f`` counting the calls of each kernel of its generated program (kernels are the
+    program's ``k_*`` globals)."""
+    namespace = f.program()[1].__globals__
+    calls: Counter = Counter()
+
+    def counting(name: str, kernel):
+        def call(*a):
+            calls[name.rstrip("_0123456789")] += 1
+            return kernel(*a)
+        return call
+
+    saved = {k: v for k, v in namespace.items() if k.startswith("k_")}
+    namespace.update({k: counting(k, v) for k, v in saved.items()})
+    try:
+        f(*args)
+    finally:
+        namespace.update(saved)
+    return calls
+
+
+def test_w1_forward_calls_one_kernel_and_its_gradient_one():
+    typed, fused = program("w1", "f32")
+    x, w, b = (np.random.default_rng(k).standard_normal(1000).astype(np.float32) for k in range(3))
+    assert kernel_calls(relayish.compile(fused, "main"), x, w, b) == Counter({"k_fused": 1})
+    value_grad = fuse(infer(relayish.parse(W1_VG)))
+    x8, w8, b8 = x[:8], w[:8], b[:8]
+    assert kernel_calls(relayish.compile(value_grad, "w1_vg"), x8, w8, b8) == Counter({"k_fused": 1})
+    loss, (dw, db) = relayish.compile(value_grad, "w1_vg")(x8, w8, b8)
+    t = np.tanh(x8 * w8 + b8)
+    np.testing.assert_allclose(db, 2 * t * (1 - t * t), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(dw, x8 * db, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(loss, np.sum(t * t), rtol=1e-5)
+
+
+def test_fused_kernels_are_cached_on_disk_as_python_modules():
+    typed, fused = program("w1", "f32")
+    relayish.compile(fused, "main")(*(np.ones(3, np.float32),) * 3)
+    files = list((Path(cache_dir()) / "kernels").glob("k_fused_*.py"))
+    assert files and any("def _fused(" in f.read_text() for f in files)
