@@ -3,7 +3,11 @@ over growing sizes, on programs where naive reverse mode is asymptotically slowe
 program it differentiates ("Differentiating a tensor language", ../shared/papers/).
 
 Run:  python3 bench/cheap_gradient.py [--quick] [--sizes 32,128,512] [--only a,b,c,d] [--json PATH]
-                                       [--timeout S] [--mem-limit GB]
+                                       [--timeout S] [--mem-limit GB] [--workloads | --no-workloads]
+
+After the suite (unless ``--only`` or ``--no-workloads``), the same ratio for the benchmark
+workloads W1-W4 (bench/programs.py: ``@wK_loss`` and ``@wK_vg`` on the inputs of
+bench/workloads.py), in this process: the issue's bound there is a ratio of at most 3.
 
 Programs (float32, text format, one module per size, shapes concrete; ``m = n``). Default
 sizes (16x apart): n = 32, 128, 512 for ``a`` and ``d``; 128, 512, 2048 for ``b``, and 2048,
@@ -268,6 +272,33 @@ def measure(program: str, n: int, quick: bool = False) -> Cell:
                 error, value.times, both.times)
 
 
+WORKLOADS = ("W1", "W2", "W3", "W4")
+
+
+def workload_ratios(quick: bool = False) -> list[tuple[str, float, float]]:
+    """(workload, time(value), time(value + gradient)) for W1-W4, compiled with the defaults."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import workloads
+
+    programs = workloads.load_programs()
+    found = []
+    for row in WORKLOADS:
+        named = workloads.inputs(row)
+        name, order = programs.ENTRIES[f"{row}.vg"]
+        args = [named[a] for a in order]
+        loss = relayish.compile(programs.module(), name.replace("_vg", "_loss"))
+        both = relayish.compile(programs.module(), name)
+        found.append((row, time_calls(lambda: loss(*args), quick).median, time_calls(lambda: both(*args), quick).median))
+    return found
+
+
+def workload_table(found: list[tuple[str, float, float]]) -> str:
+    lines = ["| workload | time(value) | time(value+grad) | ratio | <= 3? |", "| --- | ---: | ---: | ---: | --- |"]
+    for row, value, both in found:
+        lines.append(f"| {row} | {seconds(value)} | {seconds(both)} | {both / value:.2f} | {'yes' if both / value <= 3 else 'NO'} |")
+    return "\n".join(lines)
+
+
 def growth(ratios: list[float]) -> float:
     """The largest ratio(later size) / ratio(earlier size), sizes ascending (1 for one size)."""
     return max([ratios[j] / ratios[i] for i in range(len(ratios)) for j in range(i + 1, len(ratios))], default=1.0)
@@ -355,6 +386,8 @@ def main(argv: list[str] | None = None) -> list[Cell]:
     parser.add_argument("--json", help="write every measurement to this file")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per cell before it is killed")
     parser.add_argument("--mem-limit", type=float, default=4.0, help="GB of resident memory per cell before it is killed")
+    parser.add_argument("--workloads", action=argparse.BooleanOptionalAction, default=None,
+                        help="also the ratio of W1-W4 (default: on unless --only)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
@@ -377,9 +410,15 @@ def main(argv: list[str] | None = None) -> list[Cell]:
             what = c.failed or f"value {seconds(c.value)}, value+grad {seconds(c.value_and_grad)}"
             print(f"  measured {program} n={n}: {what}", file=sys.stderr, flush=True)
     print(table(cells))
+    found = []
+    if options.workloads or (options.workloads is None and not options.only):
+        found = workload_ratios(options.quick)
+        print()
+        print(workload_table(found))
     if options.json:
         Path(options.json).write_text(json.dumps({"cells": [asdict(c) for c in cells], "verdicts": verdicts(cells),
-                                                  "quick": options.quick, "flat_bound": FLAT_BOUND}, indent=1))
+                                                  "quick": options.quick, "flat_bound": FLAT_BOUND,
+                                                  "workloads": found}, indent=1))
     return cells
 
 

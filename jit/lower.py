@@ -181,27 +181,36 @@ class Lowering:
             return e.body
         accumulation = self.accumulation(e)
         if accumulation is not None:
-            ref, (indices, updates), rest = accumulation
-            attrs = lookup_op("scatter_add").full_attrs(e.body.value.attrs)
-            arg_types = [ArgType.of(self.types.get(id(a))) for a in e.body.value.args]
-            fn = kernel("scatter_add", attrs, arg_types, self.target)
-            copy, in_place = self.constant(fn, "k_scatter_add"), self.constant(fn.py_func.__globals__["accumulate"], "k_accumulate")
-            arrays = [f"_asarray({self.atom(a, em)})" for a in (indices, updates)]  # rank 0: NumPy scalars here
-            args = [self.atom(ref, em), in_place, copy, *arrays]
-            em.line(f"_accumulate_into({', '.join(args)})")
+            ref, between, call, rest = accumulation
+            for pure in between:  # what computes the addend: no effect, so the read can follow it
+                self.let(pure, em)
+            name = call.callee.name
+            arg_types = [ArgType.of(self.types.get(id(a))) for a in call.args]
+            fn = kernel(name, lookup_op(name).full_attrs(call.attrs), arg_types, self.target)
+            in_place = fn.py_func.__globals__["accumulate"] if name == "scatter_add" else add_in_place
+            arrays = [f"_asarray({self.atom(a, em)})" for a in call.args[1:]]  # rank 0: NumPy scalars here
+            args = [self.atom(ref, em), self.constant(in_place, f"k_{name}_in_place"), self.constant(fn, f"k_{name}")]
+            em.line(f"_accumulate_into({', '.join(args + arrays)})")
             return rest
         value = self.atom(e.value, em)
         em.line(f"{self.bind(e.var)} = {value}")
         return e.body
 
-    def accumulation(self, e: Let) -> tuple[Var, tuple[Expr, Expr], Expr] | None:
-        """``let a = !r in let s = scatter_add(a, i, g) in let _ = r := s in rest`` where nothing
-        else reads ``a``, ``s`` or the unit: ``(r, (i, g), rest)``, run as one in-place update
-        when the array is not shared (``accumulate_into``). What AD writes for ``take``'s adjoint."""
-        call, write = e.body, getattr(e.body, "body", None)
+    def accumulation(self, e: Let) -> tuple[Var, list[Let], Call, Expr] | None:
+        """``let a = !r in <pure lets> in let s = f(a, ...) in let _ = r := s in rest`` where
+        ``f`` is ``scatter_add`` or an ``add`` that keeps ``a``'s type and dtype, the lets
+        between bind operator calls, projections, tuples or atoms, and nothing else reads ``a``,
+        ``s`` or the unit: ``(r, the lets between, the call, rest)``, run as one update in place
+        when the array is not shared (``accumulate_into``). What AD writes to add to an adjoint."""
+        between, call = [], e.body
+        while isinstance(call, Let) and not (isinstance(call.value, Call) and call.value.args[:1] == (e.var,)) \
+                and is_pure_binding(call.value):
+            between.append(call)
+            call = call.body
+        write = getattr(call, "body", None)
         if not (self.target == "cpu" and isinstance(e.value, RefRead) and isinstance(e.value.ref, Var)
                 and isinstance(call, Let) and isinstance(call.value, Call) and isinstance(call.value.callee, Op)
-                and call.value.callee.name == "scatter_add"
+                and call.value.callee.name in ("scatter_add", "add")
                 and call.value.args[0] is e.var and isinstance(write, Let) and isinstance(write.value, RefWrite)
                 and write.value.ref is e.value.ref and write.value.value is call.var):
             return None
@@ -210,7 +219,10 @@ class Lowering:
         types = [self.types.get(id(a)) for a in call.value.args]
         if not all(isinstance(t, TensorType) and isinstance(t.dtype, BaseType) and t.dtype != HALF for t in types):
             return None
-        return e.value.ref, tuple(call.value.args[1:]), write.body
+        if call.value.callee.name == "add" and (ArgType.of(types[0]).rank == 0 or self.types.get(id(call.value)) != types[0]
+                                                 or types[1].dtype != types[0].dtype):
+            return None  # a scalar cannot change in place; a broadcast would change the shape
+        return e.value.ref, between, call.value, write.body
 
     # expressions: each result gets a name, in evaluation order ----------------------------
     def atom(self, e: Expr, em: Emitter) -> str:
@@ -381,23 +393,37 @@ def squeeze_axes(name: str, attrs: dict, values: list) -> dict:
     return attrs
 
 
-def accumulate_into(cell: list, in_place: Any, copy: Any, indices: np.ndarray, updates: np.ndarray) -> None:
-    """``cell := scatter_add(!cell, indices, updates)``, in place when nothing else can see the
-    array, on a copy otherwise (the value is the same). With the cell's slot cleared, ``data``
-    here and getrefcount's argument must be its only Python references (a NumPy view of it
-    holds one through its base), and its memory must be its own: NumPy's (no base), or a
-    Numba allocation that no other array shares (the allocation's count is 1; an array Numba
-    returns as a view of an input has that input as the allocation's parent)."""
+def is_pure_binding(value: Expr) -> bool:
+    """A let value that cannot touch a reference: an operator call, projection or tuple of atoms, an atom."""
+    if isinstance(value, (Call, Proj, Tuple)):
+        children = value.args if isinstance(value, Call) else value.children()
+        return (not isinstance(value, Call) or isinstance(value.callee, Op)) and \
+            all(isinstance(c, (Var, Constant, GlobalVar)) for c in children)
+    return isinstance(value, (Var, Constant, GlobalVar))
+
+
+def accumulate_into(cell: list, in_place: Any, copy: Any, *args: Any) -> None:
+    """``cell := f(!cell, *args)`` (``copy`` computes ``f``), with ``in_place`` writing into
+    ``!cell`` when nothing else can see the array; the value is the same either way. With the
+    cell's slot cleared, ``data`` here and getrefcount's argument must be its only Python
+    references (a NumPy view of it holds one through its base), and its memory must be its
+    own: NumPy's (no base), or a Numba allocation no other array shares (the allocation's
+    count is 1; an array Numba returns as a view of an input has that input as its parent)."""
     data = cell[0]
     cell[0] = None
     try:
         base = data.base
         own = base is None or (type(base).__name__ == "_MemInfo" and base.parent is None and base.refcount == 1)
         exclusive = sys.getrefcount(data) == 2 and own and data.flags.writeable and data.flags.c_contiguous
-        cell[0] = (in_place if exclusive else copy)(data, indices, updates)
+        cell[0] = (in_place if exclusive else copy)(data, *args)
     except BaseException:
         cell[0] = data
         raise
+
+
+def add_in_place(data: np.ndarray, addend: Any) -> np.ndarray:
+    np.add(data, addend, out=data)
+    return data
 
 
 def use_counts(module: Module) -> Counter[int]:

@@ -92,4 +92,4 @@ def @main(%x: Tensor(FloatType(32), Shape(2, 3))) {
 
 def test_deep_let_chain():
     assert sys.getrecursionlimit() <= 1000
-    cse(let_chain(100_000))
+    cse(let_chain(20_000))

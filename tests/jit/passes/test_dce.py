@@ -121,4 +121,4 @@ def @main(%x: Tensor(FloatType(32), Shape(3)), %w: Tensor(FloatType(32), Shape(3
 
 def test_deep_let_chain():
     assert sys.getrecursionlimit() <= 1000
-    eliminate_dead_code(let_chain(100_000))
+    eliminate_dead_code(let_chain(20_000))

@@ -72,4 +72,4 @@ def test_large_results_are_not_folded():
 
 def test_deep_let_chain():
     assert sys.getrecursionlimit() <= 1000
-    fold(let_chain(100_000))
+    fold(let_chain(20_000))

@@ -69,7 +69,7 @@ def @main(%x: {F32}) {{
 
 def test_deep_let_chain():
     assert sys.getrecursionlimit() <= 1000
-    out = inline(let_chain(100_000))
+    out = inline(let_chain(20_000))
     assert isinstance(out["main"].body, Let)
 
 

@@ -4,7 +4,9 @@ default is 3, bad levels are refused, and ``explain`` / ``relayish explain`` sho
 from __future__ import annotations
 
 import functools
+from collections import Counter
 
+import numpy as np
 import pytest
 
 import relayish
@@ -42,3 +44,15 @@ def test_explain_shows_the_fused_kernel(tmp_path, capsys):
     assert "operators: tanh, mul, sum" in capsys.readouterr().out
     assert main(["explain", str(path), "--entry", "nope"]) == 1
     assert "no global @nope" in capsys.readouterr().err
+
+
+def test_the_w1_benchmark_program_runs_as_one_kernel_forward_and_one_with_its_gradient():
+    """W1 exactly as bench/programs.py writes it (Grad, 10^6 elements), through the default
+    pipeline: partial evaluation, clean-up and fusion leave one kernel launch for each."""
+    from bench.programs import module
+    from tests.jit.test_fused_kernels import kernel_calls
+
+    rng = np.random.default_rng(0)
+    x, w, b = (rng.standard_normal(1_000_000).astype(np.float32) for _ in range(3))
+    assert kernel_calls(relayish.compile(module(), "w1_loss"), x, w, b) == Counter({"k_fused": 1})
+    assert kernel_calls(relayish.compile(module(), "w1_vg"), x, w, b) == Counter({"k_fused": 1})
