@@ -187,7 +187,7 @@ class Lowering:
             name = call.callee.name
             arg_types = [ArgType.of(self.types.get(id(a))) for a in call.args]
             fn = kernel(name, lookup_op(name).full_attrs(call.attrs), arg_types, self.target)
-            in_place = fn.py_func.__globals__["accumulate"] if name == "scatter_add" else add_in_place
+            in_place = fn.py_func.__globals__["accumulate"]
             arrays = [f"_asarray({self.atom(a, em)})" for a in call.args[1:]]  # rank 0: NumPy scalars here
             args = [self.atom(ref, em), self.constant(in_place, f"k_{name}_in_place"), self.constant(fn, f"k_{name}")]
             em.line(f"_accumulate_into({', '.join(args + arrays)})")
@@ -197,11 +197,12 @@ class Lowering:
         return e.body
 
     def accumulation(self, e: Let) -> tuple[Var, list[Let], Call, Expr] | None:
-        """``let a = !r in <pure lets> in let s = f(a, ...) in let _ = r := s in rest`` where
-        ``f`` is ``scatter_add`` or an ``add`` that keeps ``a``'s type and dtype, the lets
-        between bind operator calls, projections, tuples or atoms, and nothing else reads ``a``,
-        ``s`` or the unit: ``(r, the lets between, the call, rest)``, run as one update in place
-        when the array is not shared (``accumulate_into``). What AD writes to add to an adjoint."""
+        """``let a = !r in <pure lets> in let s = scatter_add(a, ...) in let _ = r := s in rest``
+        where the lets between bind operator calls, projections, tuples or atoms, and nothing
+        else reads ``a``, ``s`` or the unit: ``(r, the lets between, the call, rest)``, run as
+        one update in place when the array is not shared (``accumulate_into``). What AD writes
+        for ``take``'s adjoint. (The same for ``r := !r + c`` measured slower in W4: 11 ms
+        against 7 ms with a new array per addition.)"""
         between, call = [], e.body
         while isinstance(call, Let) and not (isinstance(call.value, Call) and call.value.args[:1] == (e.var,)) \
                 and is_pure_binding(call.value):
@@ -210,7 +211,7 @@ class Lowering:
         write = getattr(call, "body", None)
         if not (self.target == "cpu" and isinstance(e.value, RefRead) and isinstance(e.value.ref, Var)
                 and isinstance(call, Let) and isinstance(call.value, Call) and isinstance(call.value.callee, Op)
-                and call.value.callee.name in ("scatter_add", "add")
+                and call.value.callee.name == "scatter_add"
                 and call.value.args[0] is e.var and isinstance(write, Let) and isinstance(write.value, RefWrite)
                 and write.value.ref is e.value.ref and write.value.value is call.var):
             return None
@@ -219,9 +220,6 @@ class Lowering:
         types = [self.types.get(id(a)) for a in call.value.args]
         if not all(isinstance(t, TensorType) and isinstance(t.dtype, BaseType) and t.dtype != HALF for t in types):
             return None
-        if call.value.callee.name == "add" and (ArgType.of(types[0]).rank == 0 or self.types.get(id(call.value)) != types[0]
-                                                 or types[1].dtype != types[0].dtype):
-            return None  # a scalar cannot change in place; a broadcast would change the shape
         return e.value.ref, between, call.value, write.body
 
     # expressions: each result gets a name, in evaluation order ----------------------------
@@ -419,11 +417,6 @@ def accumulate_into(cell: list, in_place: Any, copy: Any, *args: Any) -> None:
     except BaseException:
         cell[0] = data
         raise
-
-
-def add_in_place(data: np.ndarray, addend: Any) -> np.ndarray:
-    np.add(data, addend, out=data)
-    return data
 
 
 def use_counts(module: Module) -> Counter[int]:
