@@ -214,6 +214,8 @@ def fused_source(fn: Function) -> str:
         merged = [[]]
     axes = range(len(merged))
     walk = {e: [bool(m) and w[m[0]] for m in merged] for e, w in entities.items()}
+    if merged == [[]]:  # every axis has size 1: the outputs still store their one element
+        walk.update({e: [True] for e in entities if e.startswith("g")})
 
     def stride(e: str, c: int) -> str:
         return product([f"n{x}" for x in axes if x > c and walk[e][x]])

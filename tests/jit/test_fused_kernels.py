@@ -139,3 +139,19 @@ def test_fused_kernels_are_cached_on_disk_as_python_modules():
     relayish.compile(fused, "main")(*(np.ones(3, np.float32),) * 3)
     files = list((Path(cache_dir()) / "kernels").glob("k_fused_*.py"))
     assert files and any("def _fused(" in f.read_text() for f in files)
+
+
+def test_a_group_whose_every_axis_has_size_one():
+    """Found by the heavy generated-program run: with no axis to walk, the outputs still store
+    their one element (the kernel named a view it had not made)."""
+    module = relayish.parse("""
+    def @main(%x: Tensor(FloatType(32), Shape(1, 1))) {
+      let %y = @abs(@abs(%x) * 2.0) in
+      (%y, @sum(%y + 1.0))
+    }""")
+    x = np.array([[-1.5]], np.float32)
+    compiled = relayish.compile(module, "main")
+    assert "k_fused" in compiled.source
+    y, total = compiled(x)
+    np.testing.assert_array_equal(y, [[3.0]])
+    assert total == 4.0
