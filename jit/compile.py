@@ -45,7 +45,7 @@ class CompiledFunction:
         self.name = name
         self.target = target
         self.opt_level = opt_level
-        self.module = optimize(prepared(module), name, opt_level, target)  # typed, Grad expanded, optimized
+        self.module = optimize(prepared(module), name, opt_level)  # typed, Grad expanded, optimized
         self.params = self.module[name].params
         self.fn_type = declared_function_type(self.module[name])  # prepared modules are typed
         self.specializations: dict[tuple, Any] = {}

@@ -16,9 +16,20 @@ from __future__ import annotations
 
 from typing import Callable
 
+from relayish.expr import Call, Function, Op
 from relayish.module import Module
-from relayish.traverse import globals_reached
+from relayish.printer import astext
+from relayish.traverse import globals_reached, post_order
 from typecheck import infer
+
+from .anf import to_anf
+from .cse import eliminate_common_subexpressions
+from .dce import eliminate_dead_code
+from .fold import fold_constants
+from .fuse import fuse
+from .inline import inline_functions
+from .partial_eval import partially_evaluate
+from .simplify import simplify_algebra
 
 Pass = Callable[[Module], Module]
 
@@ -27,19 +38,11 @@ OPT_LEVELS = (0, 1, 2, 3)
 CLEANUP_ROUNDS = 3  # each round can expose more for the next (a simplified sum feeds CSE, CSE leaves dead code)
 
 
-def passes(opt_level: int, target: str = "cpu") -> list[Pass]:
-    """The passes of ``opt_level``, in order."""
+def passes(opt_level: int) -> list[Pass]:
+    """The passes of ``opt_level``, in order (the same for every target: on CUDA a fused group
+    runs as one kernel per operator)."""
     if opt_level not in OPT_LEVELS:
         raise ValueError(f"opt_level must be one of {OPT_LEVELS}, not {opt_level!r}")
-    from .anf import to_anf
-    from .cse import eliminate_common_subexpressions
-    from .dce import eliminate_dead_code
-    from .fold import fold_constants
-    from .fuse import fuse
-    from .inline import inline_functions
-    from .partial_eval import partially_evaluate
-    from .simplify import simplify_algebra
-
     cleanup = [fold_constants, simplify_algebra, eliminate_common_subexpressions, eliminate_dead_code]
     chosen: list[Pass] = []
     if opt_level >= 1:  # the clean-up wants every value named: partial evaluation names them, or A-normal form
@@ -50,10 +53,10 @@ def passes(opt_level: int, target: str = "cpu") -> list[Pass]:
     return chosen
 
 
-def optimize(module: Module, name: str, opt_level: int = DEFAULT_OPT_LEVEL, target: str = "cpu") -> Module:
+def optimize(module: Module, name: str, opt_level: int = DEFAULT_OPT_LEVEL) -> Module:
     """The globals ``@name`` reaches in ``module`` (type-checked, ``Grad`` expanded) after the
     passes of ``opt_level``, type-checked. Globals that inlining left unreached are dropped."""
-    chosen = passes(opt_level, target)
+    chosen = passes(opt_level)
     module = reached(module, name)
     for run in chosen:
         module = infer(run(module))
@@ -68,17 +71,13 @@ def reached(module: Module, name: str) -> Module:
 
 def explain(module: Module, name: str, opt_level: int) -> str:
     """The optimized program of ``@name`` as text, then one line per fused kernel (its operators)."""
-    from relayish.expr import Call, Function
-    from relayish.printer import astext
-    from relayish.traverse import post_order
-
     lines = [f"# @{name} at opt_level {opt_level}", astext(module).rstrip(), "", "# fused kernels:"]
     count = 0
     for global_name, fn in module.functions.items():
         for node in post_order(fn):
             if isinstance(node, Call) and isinstance(node.callee, Function) and node.callee.primitive:
                 count += 1
-                ops = [n.callee.name for n in post_order(node.callee.body) if isinstance(n, Call) and hasattr(n.callee, "name")]
+                ops = [n.callee.name for n in post_order(node.callee.body) if isinstance(n, Call) and isinstance(n.callee, Op)]
                 lines.append(f"#   {count}. in @{global_name}: {len(node.args)} inputs, {len(ops)} operators: {', '.join(ops)}")
     if not count:
         lines.append("#   none")

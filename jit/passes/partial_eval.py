@@ -35,7 +35,7 @@ from typing import Any, Iterator
 import attrs
 
 from relayish.expr import (
-    Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew, RefRead, RefWrite, Tuple,
+    Ascribe, Call, Constant, Expr, Function, GlobalVar, If, Let, Op, Proj, RefNew, RefRead, RefWrite, Tuple,
     Var, Zero,
 )  # fmt: skip
 from relayish.module import Module
@@ -311,9 +311,7 @@ class Specializer:
                 target = yield self.reify(ref)
                 self.emit(RefWrite(target, (yield self.reify(value)), span=e.span), "u")
             return UNIT
-        if isinstance(e, Grad):
-            raise _GiveUp  # expanded before optimizing; never specialized
-        raise _GiveUp
+        raise _GiveUp  # Grad (expanded before optimizing) and anything else not modelled
 
     def branch(self, e: If, env: Env, hint: str) -> Iterator[Any]:
         cond = yield self.eval(e.cond, env)

@@ -33,7 +33,9 @@ from jit.cuda import nn
 from jit.kernels.registry import load_generators
 from relayish.errors import RelayTypeError
 from tests.cuda.support import reference, run_cuda
-from tests.jit.test_nn_kernels import STATIC_ERRORS, f32, image, values  # shared with the CPU kernels' tests
+from tests.jit.test_nn_kernels import (  # shared with the CPU kernels' tests
+    STATIC_ERRORS, assert_within, compared_exactly, f32, image, values,
+)
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning"),
@@ -68,22 +70,14 @@ def check(name: str, arrays: list[np.ndarray], attrs: dict, rtol: dict | None = 
             run_cuda(name, arrays, **attrs)
         return
     got = run_cuda(name, arrays, **attrs)
-    for array, original in zip(arrays, before):
-        np.testing.assert_array_equal(array, original)
-    assert isinstance(got, np.ndarray)
-    assert (got.dtype, got.shape) == (expected.dtype, expected.shape)
-    if rtol is None or expected.dtype.kind != "f":
-        np.testing.assert_array_equal(got, expected)
+    if compared_exactly(got, expected, arrays, before, rtol):
         return
     # NaN and infinities where IEEE arithmetic puts them: the reference in long double, which NumPy
     # computes without BLAS (whose dot of a 1-element 0 and a NaN row skips the product: 0, not NaN)
     ieee = reference(name, [a.astype(np.longdouble) if a.dtype.kind == "f" else a for a in arrays], **attrs)
     finite = np.isfinite(ieee)
     np.testing.assert_array_equal(got[~finite], ieee[~finite].astype(expected.dtype))
-    magnitude = reference(name, [np.abs(a) for a in arrays], **attrs)[finite].astype(np.float64)
-    error = np.abs(got[finite].astype(np.float64) - expected[finite])
-    bound = rtol[expected.dtype.name] * magnitude
-    assert np.all(error <= bound), f"{name}: error {np.max(error - bound)} above the bound"
+    assert_within(name, got, expected, finite, reference(name, [np.abs(a) for a in arrays], **attrs), rtol)
 
 
 def extent(data: Any, high: int, low: int = 1) -> int:
