@@ -27,6 +27,7 @@ from relayish.types import FuncType
 from .kernels.registry import purge_numba_caches
 from .passes import DEFAULT_OPT_LEVEL, explain, optimize
 from .lower import CompileError, Lowering
+from .native import native_functions
 from .scalars import HOST, Boundary
 
 
@@ -58,7 +59,7 @@ class CompiledFunction:
 
             roots = sorted(globals_reached(self.module, self.module[self.name]) | {self.name})
             lowering = Lowering(self.module, expr_types(self.module), self.target)
-            source = lowering.program(roots)
+            source = lowering.program(roots, native_functions(self.module, lowering.types, roots))
             namespace = dict(lowering.namespace)
             exec(builtins.compile(source, f"<relayish jit @{self.name}>", "exec"), namespace)  # noqa: S102 - our own code
             self._program = (source, namespace[lowering.global_names[self.name]])

@@ -93,11 +93,29 @@ class Lowering:
         return name
 
     # the program -----------------------------------------------------------------------
-    def program(self, roots: list[str]) -> str:
+    def program(self, roots: list[str], native: dict[str, Any]) -> str:
+        """The source of ``roots``; those in ``native`` (jit/native.py) call their native
+        version, and their Python version when it recurses too deep."""
         em = Emitter()
         for name in roots:
-            self.function(self.global_names[name], self.module[name], ("global", name), em)
+            pyname = self.global_names[name]
+            if name not in native:
+                self.function(pyname, self.module[name], ("global", name), em)
+                continue
+            python = self.global_names[name] = self.fresh(f"{pyname}_python")
+            self.function(python, self.module[name], ("global", name), em)
+            self.global_names[name] = pyname
+            self.native_entry(pyname, python, self.module[name], native[name], em)
         return em.source()
+
+    def native_entry(self, pyname: str, python: str, fn: Function, compiled: Any, em: Emitter) -> None:
+        params = [self.fresh(p.name_hint) for p in fn.params]
+        kernel = self.constant(compiled, f"k_native_{pyname}")
+        result = fn.ret_type.dtype.to_numpy().type.__name__  # Numba returns Python numbers
+        value, deep = self.fresh("value"), self.fresh("deep")
+        em.line(f"def {pyname}({', '.join(params)}):")
+        em.line(f"    {value}, {deep} = {kernel}({''.join(p + ', ' for p in params)}0)")
+        em.line(f"    return {python}({', '.join(params)}) if {deep} else _np.{result}({value})")
 
     def function(self, pyname: str, fn: Function, self_ref: tuple, em: Emitter) -> None:
         factory = None
@@ -109,7 +127,7 @@ class Lowering:
             em.line(f"def {factory}({', '.join(free)}):")
             em.depth += 1
         params = [self.bind(p) for p in fn.params]
-        em.line(f"def {pyname}({', '.join(params)}):")
+        self.define(pyname, params, self_ref, em)
         em.depth += 1
         loops = any(self.is_self_call(e, self_ref) for e in tail_positions(fn.body))
         if loops:
@@ -126,6 +144,10 @@ class Lowering:
             em.line(f"return {pyname}")
             em.depth -= 1
             em.line(f"{pyname} = {factory}({', '.join(free)})")
+
+    def define(self, pyname: str, params: list[str], self_ref: tuple, em: Emitter) -> None:
+        """The ``def`` line of a function."""
+        em.line(f"def {pyname}({', '.join(params)}):")
 
     def bind_dims(self, fn: Function, params: list[str], em: Emitter) -> None:
         """Polymorphic functions read their dimension variables off their arguments."""
@@ -171,7 +193,11 @@ class Lowering:
                 em.line(f"{', '.join(params)}, = {', '.join(args)},")
             em.line("continue")
             return
-        em.line(f"return {self.atom(e, em)}")
+        em.line(self.returning(self.atom(e, em)))
+
+    def returning(self, value: str) -> str:
+        """The statement returning ``value`` from the function being emitted."""
+        return f"return {value}"
 
     def let(self, e: Let, em: Emitter) -> Expr:
         """Emits the binding ``e`` (or the accumulation it starts); returns what follows."""

@@ -7,7 +7,13 @@ and *dynamic* ones (atoms of the residual program). What cannot be computed now 
 a residual ``let``, in order, so effects keep their order:
 
 - a call of a known closure or of a non-recursive, monomorphic global is inlined (its body run
-  with the arguments' values); a recursive function stays a residual function;
+  with the arguments' values); a recursive function stays a residual function, except that a
+  loop (a let-bound recursive closure) is *unrolled* when it is entered with a constant scalar
+  argument (a counter, possibly in a tuple): its calls are inlined for as long as they are not under a dynamic
+  branch entered since, up to ``MAX_UNROLLED`` nested calls (W4's 50 steps; what JAX does
+  with a Python loop in ``jit``), so a loop with static bounds becomes straight-line code;
+- an operator call on scalar constants is computed (``interp.evaluator.run_op``), so a
+  counter and the test on it stay static; a call that raises is left to raise at run time;
 - a reference created here lives in a static store while its contents are known: ``!r`` is
   its contents, ``r := v`` replaces them, and nothing is emitted;
 - ``if`` on a constant takes its branch; ``if`` on a dynamic condition is emitted with each
@@ -38,10 +44,14 @@ from relayish.expr import (
     Ascribe, Call, Constant, Expr, Function, GlobalVar, If, Let, Op, Proj, RefNew, RefRead, RefWrite, Tuple,
     Var, Zero,
 )  # fmt: skip
+from relayish.errors import RelayRuntimeError
 from relayish.module import Module
+from relayish.ops.registry import lookup_op
 from relayish.traverse import free_vars, post_order, trampoline
+from interp.evaluator import run_op
 
 MAX_BINDINGS = 200_000  # residual lets per global: inlining past this is not specialization any more
+MAX_UNROLLED = 256  # nested inlined calls of one loop; past it the loop is a residual function
 
 
 class _GiveUp(Exception):
@@ -178,6 +188,8 @@ class Specializer:
         self.scopes: list[Scope] = []
         self.bindings = 0
         self.reified: dict[int, tuple[SClosure, Var, Scope]] = {}  # closures already residual functions (kept alive)
+        self.dynamic = 0  # dynamic branches and residual function bodies being specialized, nested
+        self.unrolling: dict[int, tuple[int, int]] = {}  # id(loop closure) -> (self.dynamic when entered, calls inlined)
 
     # residual code ------------------------------------------------------------------------
     def emit(self, value: Expr, hint: str = "t") -> Var:
@@ -247,6 +259,13 @@ class Specializer:
         if known is not None and any(s is known[2] for s in self.scopes):
             return known[1]
         yield self.materialize_reachable([closure.fn], closure.env)
+        self.dynamic += 1
+        try:
+            return (yield self.emit_function(closure))
+        finally:
+            self.dynamic -= 1
+
+    def emit_function(self, closure: SClosure) -> Iterator[Any]:
         fn = closure.fn
         params = [Var(p.name_hint, p.type_annotation, span=p.span) for p in fn.params]
         env = Env(closure.env)
@@ -264,8 +283,7 @@ class Specializer:
     def eval(self, e: Expr, env: Env, hint: str = "t") -> Iterator[Any]:
         while isinstance(e, Let):
             if isinstance(e.value, Function) and any(v is e.var for v in free_vars(e.value)):
-                closure = SClosure(e.value, env, e.var)  # recursive: a residual function, bound here
-                env.values[id(e.var)] = Dyn((yield self.residual_function(closure)))
+                env.values[id(e.var)] = SClosure(e.value, env, e.var)  # a loop: unrolled or residual where called
             else:
                 env.values[id(e.var)] = yield self.eval(e.value, env, e.var.name_hint)
             e = e.body
@@ -319,8 +337,12 @@ class Specializer:
             return (yield self.eval(e.then_branch if bool(cond.atom.value) else e.else_branch, env, hint))
         atom = yield self.reify(cond)
         yield self.materialize_reachable([e.then_branch, e.else_branch], env)
-        then = yield self.block(self.eval(e.then_branch, env))
-        other = yield self.block(self.eval(e.else_branch, env))
+        self.dynamic += 1
+        try:
+            then = yield self.block(self.eval(e.then_branch, env))
+            other = yield self.block(self.eval(e.else_branch, env))
+        finally:
+            self.dynamic -= 1
         return Dyn(self.emit(If(atom, then, other, span=e.span), hint))
 
     def call(self, e: Call, env: Env, hint: str) -> Iterator[Any]:
@@ -328,6 +350,9 @@ class Specializer:
         for arg in e.args:
             args.append((yield self.eval(arg, env)))
         if isinstance(e.callee, Op):
+            folded = scalar_constant(e, args)
+            if folded is not None:
+                return folded
             atoms = []
             for arg in args:
                 atoms.append((yield self.reify(arg)))
@@ -335,6 +360,8 @@ class Specializer:
         callee = yield self.eval(e.callee, env)
         if isinstance(callee, SClosure) and callee.self_var is None:
             return (yield self.inline(callee.fn, Env(callee.env), args, hint))
+        if isinstance(callee, SClosure) and self.unrolls(callee, args):
+            return (yield self.unroll(callee, args, hint))
         if isinstance(callee, SGlobal) and callee.name not in self.recursive and not self.module[callee.name].type_params:
             return (yield self.inline(self.module[callee.name], Env(), args, hint))
         target = yield self.reify(callee)
@@ -343,17 +370,62 @@ class Specializer:
             atoms.append((yield self.reify(arg)))
         return Dyn(self.emit(Call(target, atoms, span=e.span), hint))
 
+    def unrolls(self, loop: SClosure, args: list) -> bool:
+        """Whether this call of a loop is inlined (see the module docstring)."""
+        entered = self.unrolling.get(id(loop))
+        if entered is None:
+            return any(map(holds_scalar_constant, args))
+        dynamic, calls = entered
+        return dynamic == self.dynamic and calls < MAX_UNROLLED
+
+    def unroll(self, loop: SClosure, args: list, hint: str) -> Iterator[Any]:
+        outermost = id(loop) not in self.unrolling
+        dynamic, calls = self.unrolling.get(id(loop), (self.dynamic, 0))
+        self.unrolling[id(loop)] = (dynamic, calls + 1)
+        try:
+            return (yield self.inline(loop.fn, Env(loop.env), args, hint))
+        finally:
+            if outermost:
+                del self.unrolling[id(loop)]
+
     def inline(self, fn: Function, env: Env, args: list, hint: str) -> Iterator[Any]:
         env.values.update((id(p), a) for p, a in zip(fn.params, args))
         return (yield self.eval(fn.body, env, hint))
 
     def specialize(self, fn: Function) -> Function:
-        self.scopes, self.bindings, self.reified = [], 0, {}
+        self.scopes, self.bindings, self.reified, self.dynamic, self.unrolling = [], 0, {}, 0, {}
         params = [Var(p.name_hint, p.type_annotation, span=p.span) for p in fn.params]
         env = Env()
         env.values.update((id(p), Dyn(q)) for p, q in zip(fn.params, params))
         body = trampoline(self.block(self.eval(fn.body, env)))
         return Function(params, body, fn.ret_type, fn.type_params, span=fn.span)
+
+
+def holds_scalar_constant(value: Any) -> bool:
+    """A scalar constant, or a tuple holding one (``Grad`` pairs values with their adjoints)."""
+    stack = [value]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, STuple):
+            stack.extend(value.fields)
+        elif isinstance(value, Dyn) and isinstance(value.atom, Constant) and value.atom.value.ndim == 0:
+            return True
+    return False
+
+
+def scalar_constant(e: Call, args: list) -> Dyn | None:
+    """The constant an operator computes from scalar constants (None if it raises)."""
+    if not args or not all(isinstance(a, Dyn) and isinstance(a.atom, Constant) and a.atom.value.ndim == 0
+                            for a in args):
+        return None
+    op = lookup_op(e.callee.name)
+    if op is None:
+        return None
+    try:
+        value = run_op(op, e.callee.name, [a.atom.value for a in args], e.attrs, e.span, "")
+    except (RelayRuntimeError, TypeError):  # raises at run time, or a dtype no constant can hold
+        return None
+    return Dyn(Constant(value, span=e.span)) if value.ndim == 0 else None
 
 
 def partially_evaluate(module: Module) -> Module:

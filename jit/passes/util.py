@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Iterator
 
 import attrs
+import numpy as np
 
 from relayish.expr import (
     Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, RefWrite, Var, Zero,
@@ -202,7 +203,24 @@ def op_cannot_fail(call: Call, type_of: TypeOf) -> bool:
         return all(s is not None for s in shapes)
     if name in _NONEMPTY:
         return all(s is not None and 0 not in s for s in shapes)
+    if name in _INDEXED:
+        return _indices_in_bounds(call, shapes[_INDEXED[name]])
     return False
+
+
+# Indexing operators -> the argument whose shape the constant indices (argument 1) index
+_INDEXED = {"take": 0, "scatter_add": 0, "take_backward": 2}
+
+
+def _indices_in_bounds(call: Call, shape: tuple[int, ...] | None) -> bool:
+    """Constant indices, each inside the static size they index (take's error is out of bounds)."""
+    indices = call.args[1]
+    if shape is None or not isinstance(indices, Constant):
+        return False
+    axis = lookup_op(call.callee.name).full_attrs(call.attrs)["axis"]
+    size = int(np.prod(shape)) if axis is None else shape[axis] if -len(shape) <= axis < len(shape) else 0
+    values = indices.value
+    return values.size == 0 or bool(values.min() >= 0 and values.max() < size)
 
 
 def _zero_is_static(ty: Type) -> bool:

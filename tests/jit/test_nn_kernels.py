@@ -225,11 +225,12 @@ def test_conv2d_backward_weight(combo: tuple, data: Any, seed: int) -> None:
     check("conv2d_backward_weight", [laid_out(g, layout), laid_out(x, layout), w], attrs, PRODUCT_RTOL)
 
 
+@pytest.mark.parametrize("sizes", [((16, 1, 28, 28), (20, 1, 5, 5), (16, 20, 24, 24)),
+                                   ((16, 20, 12, 12), (50, 20, 5, 5), (16, 50, 8, 8))])
 @pytest.mark.parametrize("name", ["conv2d", "conv2d_backward_input", "conv2d_backward_weight"])
-def test_conv_at_lenet_sizes(name: str) -> None:
+def test_conv_at_lenet_sizes(name: str, sizes: tuple) -> None:
     rng = np.random.default_rng(1)
-    x, w = values(rng, (16, 20, 12, 12), "float32"), values(rng, (50, 20, 5, 5), "float32")
-    g = values(rng, (16, 50, 8, 8), "float32")
+    x, w, g = (values(rng, shape, "float32") for shape in sizes)
     arrays = {"conv2d": [x, w], "conv2d_backward_input": [g, w, x.astype(bool)], "conv2d_backward_weight": [g, x, w]}
     check(name, arrays[name], {}, PRODUCT_RTOL)
 
@@ -323,6 +324,15 @@ def test_max_pool_gradients_of_no_images() -> None:
     assert (got.dtype, got.shape) == (np.float32, (0, 2, 4, 4))
     got = run("max_pool2d_gather", [x, x], attrs)
     assert (got.dtype, got.shape) == (np.float32, (0, 2, 2, 2))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_max_pool_gradients_at_the_lenet_size(dtype: str) -> None:
+    """Rows long enough for the vectorized maxima loop (int32 indices) to run, with ties and special values."""
+    rng = np.random.default_rng(2)
+    x, g, h = (values(rng, shape, dtype, ties=True) for shape in [(16, 20, 24, 24), (16, 20, 12, 12), (16, 20, 24, 24)])
+    check("max_pool2d_backward", [g, x], {"pool_size": 2})
+    check("max_pool2d_gather", [h, x], {"pool_size": 2})
 
 
 def test_pool_windows_wholly_in_the_padding_and_ties() -> None:

@@ -41,6 +41,15 @@ def @rnn(%xs: {F32.format('3, 2, 4')}, %Wx: {F32.format('4, 5')}, %Wh: {F32.form
     @sum(sq %loop(0, Zero(Tensor(FloatType(32), Shape(2, 5)))))
   }})(%Wx, %Wh)
 }}
+def @rnn_steps(%xs: {F32.format('3, 2, 4')}, %Wx: {F32.format('4, 5')}, %Wh: {F32.format('5, 5')},
+               %n: Tensor(IntType(32), Shape())) {{
+  Grad(fn (%A: {F32.format('4, 5')}, %B: {F32.format('5, 5')}) {{
+    let %loop = fn (%t: Tensor(IntType(32), Shape()), %h: {F32.format('2, 5')}) -> {F32.format('2, 5')} {{
+      if %t >= %n then %h else %loop(%t + 1, @tanh(@matmul(@take(%xs, %t, axis=0), %A) + @matmul(%h, %B)))
+    }} in
+    @sum(sq %loop(0, Zero(Tensor(FloatType(32), Shape(2, 5)))))
+  }})(%Wx, %Wh)
+}}
 """
 
 
@@ -56,7 +65,8 @@ def _workload_programs() -> list[Program]:
         Program(module, "w1", (f32(8), f32(8), f32(8))),
         Program(module, "mlp", (f32(4, 6), labels, f32(6, 5), f32(5), f32(5, 3), f32(3))),
         Program(module, "gradgrad", (f32(5),)),
-        Program(module, "rnn", (f32(3, 2, 4), f32(4, 5), f32(5, 5))),
+        Program(module, "rnn", rnn := (f32(3, 2, 4), f32(4, 5), f32(5, 5))),  # unrolled: its steps are static
+        Program(module, "rnn_steps", (*rnn, np.int32(3))),  # the same RNN as a loop: its steps are an argument
     ]
 
 

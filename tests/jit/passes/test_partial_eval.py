@@ -4,6 +4,7 @@ references and closures of gradients with static control flow, keeps dynamic cod
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import relayish
 from ad.transform import expand
@@ -36,10 +37,11 @@ def test_preserves_the_corpus_and_generated_programs():
 
 
 def test_the_gradients_of_the_workloads_lose_every_reference_and_closure():
-    """W1, W2, W3, W5 have static control flow: after partial evaluation and dead code
-    elimination their gradients are straight-line code (W4's loop keeps its references)."""
+    """W1-W5 have static control flow (W4's loop runs 50 steps from a constant counter, so it
+    is unrolled): after partial evaluation and dead code elimination their gradients are
+    straight-line code."""
     module = prepared(workloads())
-    for name in ["w1_vg", "w2_vg", "w3_vg", "w5_gradgrad", "w5_hvp"]:
+    for name in ["w1_vg", "w2_vg", "w3_vg", "w4_vg", "w5_gradgrad", "w5_hvp"]:
         before = reached(module, name)
         after = reached(infer(eliminate_dead_code(infer(partially_evaluate(before)))), name)
         assert refs_and_closures(before)[0] > 10, name
@@ -92,6 +94,58 @@ def test_a_recursive_loop_stays_a_loop_and_a_static_call_is_inlined():
     out = check_pass(specialized, module, "main", (np.ones(3, np.float32), np.int32(4)))
     text = relayish.astext(out["main"])
     assert "%loop(" in text and "@double" not in text
+
+
+I32 = "Tensor(IntType(32), Shape())"
+LOOP = f"""
+def @main(%x: {F3}, %n: {I32}) -> {F3} {{
+  let %loop = fn (%i: {I32}, %acc: {F3}) -> {F3} {{
+    if %i >= BOUND then %acc else %loop(%i + 1, %acc * 0.25 + %x)
+  }} in
+  %loop(0, %x)
+}}"""
+
+
+def functions_in(module: Module) -> int:
+    return refs_and_closures(module)[1]
+
+
+def test_a_loop_with_a_constant_counter_and_bound_is_unrolled():
+    out = check_pass(specialized, relayish.parse(LOOP.replace("BOUND", "5")), "main",
+                     (np.ones(3, np.float32), np.int32(0)))
+    assert functions_in(out) == 0
+    assert relayish.astext(out).count("0.25") == 5  # five steps, straight-line
+
+
+def test_a_loop_whose_test_is_dynamic_keeps_a_loop_after_one_step():
+    out = check_pass(specialized, relayish.parse(LOOP.replace("BOUND", "%n")), "main",
+                     (np.ones(3, np.float32), np.int32(7)))
+    assert functions_in(out) == 1
+    assert relayish.astext(out).count("0.25") == 2  # the first step, then the loop's body
+
+
+def test_unrolling_stops_at_its_limit_and_the_rest_runs_as_a_loop():
+    from jit.passes.partial_eval import MAX_UNROLLED
+
+    bound = MAX_UNROLLED + 50
+    out = check_pass(specialized, relayish.parse(LOOP.replace("BOUND", str(bound))), "main",
+                     (np.ones(3, np.float32), np.int32(0)))
+    assert functions_in(out) == 1
+    assert relayish.astext(out).count("0.25") == MAX_UNROLLED + 1
+
+
+def test_scalar_constants_fold_and_an_error_is_left_to_happen():
+    source = f"""
+    def @main(%x: {I32}) -> {I32} {{
+      let %a = 6 * 7 in
+      if %x == 0 then %a else %x / (%a - 42)
+    }}"""
+    module = relayish.parse(source)
+    out = check_pass(specialized, module, "main", (np.int32(0),))
+    text = relayish.astext(out["main"])
+    assert "42" in text and "6 * 7" not in text and "/ 0" in text
+    with pytest.raises(relayish.RelayRuntimeError, match="division by zero"):
+        relayish.evaluate(out, "main", np.int32(3))
 
 
 def test_a_deep_let_chain():

@@ -1,0 +1,238 @@
+"""Whole scalar functions compiled natively with Numba.
+
+Scalar code (counters, recursion, loops over rank-0 tensors, W6) run as generated Python
+costs a NumPy scalar operation per IR operation, about 50x Numba. A global whose
+parameters and result are rank-0 tensors, and whose body is lets, ifs, scalar operators,
+let-bound local functions that are only called (loops), calls of itself and calls of other
+such globals, is emitted once more, by ``NativeLowering``, as a ``numba.njit`` function
+with an explicit signature (cached on disk like every kernel); the program calls that
+instead of the Python version.
+
+Only operators whose native result is bit-for-bit NumPy's are taken: IEEE-exact float
+arithmetic (``+ - * /``, ``sqrt``, comparisons, ``maximum``), integer ``+ - *`` (computed
+wide and wrapped back to the dtype, as NumPy's fixed-width integers wrap), bool logic,
+``where`` and exact casts. Transcendental functions (libm and NumPy's SIMD routines can
+differ in the last bit), integer division (NumPy raises, LLVM traps on ``MIN // -1``) and
+float-to-integer casts (undefined out of range) keep a function in Python.
+
+Non-tail recursion uses the C stack, which cannot grow: native globals take a depth
+counter, and every native function returns ``(value, too_deep)``. Past ``MAX_DEPTH``
+nested calls the flag is set and every caller returns at once; the program then runs the
+call again as the Python version (the function is pure, so nothing is done twice that
+could be seen), whose own recursion limit gives the clear error. (Raising
+RecursionError instead measured 1.6x slower on W6's fib: a function that can raise
+loses LLVM's recursion optimizations; the flag costs 1.4x.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from relayish.expr import Call, Constant, Expr, Function, GlobalVar, Let, Op, Var
+from relayish.module import Module
+from relayish.traverse import globals_reached
+from relayish.types import BaseType, TensorType, Type
+
+from .kernels.registry import kernel_from_source
+from .lower import Emitter, Lowering
+
+MAX_DEPTH = 5_000  # nested native calls; frames of a few hundred bytes stay well inside an 8 MB stack
+
+# operator -> template over the argument names, for float and for integer arguments (None: not native)
+_ARITHMETIC = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "neg": "(-{0})",
+               "sq": "({0} * {0})"}
+_FLOAT_ONLY = {"div": "({0} / {1})", "abs": "abs({0})", "sqrt": "_np.sqrt({0})"}
+_ANY = {"equal": "({0} == {1})", "not_equal": "({0} != {1})", "less": "({0} < {1})",
+        "less_equal": "({0} <= {1})", "greater": "({0} > {1})", "greater_equal": "({0} >= {1})",
+        "maximum": "_np.maximum({0}, {1})", "minimum": "_np.minimum({0}, {1})", "where": "({1} if {0} else {2})"}
+_BOOL = {"logical_and": "({0} and {1})", "logical_or": "({0} or {1})", "logical_not": "(not {0})"}
+
+
+class NativeUnsupported(Exception):
+    """Something that keeps a function in Python."""
+
+
+def scalar_signature(fn: Function) -> bool:
+    """Whether ``fn`` takes and returns rank-0 tensors of dtypes Numba computes exactly."""
+    return not fn.type_params and native_dtype(fn.ret_type) is not None and \
+        all(native_dtype(p.type_annotation) is not None for p in fn.params)
+
+
+def native_functions(module: Module, types: dict[int, Type], roots: list[str]) -> dict[str, Any]:
+    """The native version of each of ``roots`` that can have one (see the module docstring)."""
+    native = {name for name in roots if scalar_signature(module[name])}
+    while True:
+        sources: dict[str, str] = {}
+        for name in sorted(native):
+            try:
+                sources[name] = NativeLowering(module, types, native).source(name)
+            except NativeUnsupported:
+                native.discard(name)  # and those calling it fail in turn: start again
+                break
+        else:
+            break
+    return {name: kernel_from_source(f"native_{name}", source) for name, source in sources.items()}
+
+
+def native_dtype(ty: Type | None) -> str | None:
+    """The NumPy dtype name of a rank-0 tensor type Numba computes exactly (no float16)."""
+    if not (isinstance(ty, TensorType) and ty.shape.rank == 0 and isinstance(ty.dtype, BaseType)):
+        return None
+    name = ty.dtype.to_numpy().name
+    return None if name == "float16" else name
+
+
+def native_expression(op: str, args: list[str], arg_types: list[Type | None], result: Type | None) -> str:
+    """Numba source computing ``op`` on the scalars ``args`` exactly as NumPy does."""
+    dtypes = [native_dtype(t) for t in arg_types]
+    out = native_dtype(result)
+    if out is None or None in dtypes:
+        raise NativeUnsupported(f"{op} on {arg_types}")
+    kind = np.dtype(dtypes[0]).kind if dtypes else "b"
+    template = _ANY.get(op) or (_BOOL.get(op) if kind == "b" else None)
+    if template is None and kind in "iuf":
+        template = _ARITHMETIC.get(op) or (_FLOAT_ONLY.get(op) if kind == "f" else None)
+    if op in ("cast", "cast_like", "zeros_like", "ones_like"):
+        return conversion(op, args, dtypes, out)
+    if template is None:
+        raise NativeUnsupported(f"operator {op} is not computed natively")
+    text = template.format(*args)
+    # integers wrap to their width, as NumPy's do; floats are rounded to their width once
+    return text if out == "bool" else f"_np.{out}({text})"
+
+
+def conversion(op: str, args: list[str], dtypes: list[str], out: str) -> str:
+    if op in ("zeros_like", "ones_like"):
+        return f"_np.{out}({int(op == 'ones_like')})"
+    source = np.dtype(dtypes[0]).kind
+    if source == "f" and np.dtype(out).kind != "f":
+        raise NativeUnsupported("float-to-integer casts are undefined out of range")
+    if out == "bool":
+        return f"({args[0]} != 0)"
+    return f"_np.{out}({args[0]})"
+
+
+def literal(value: np.generic) -> str:
+    """Source text of a scalar that reads back exactly."""
+    if isinstance(value, np.bool_):
+        return f"_np.bool_({bool(value)})"
+    if isinstance(value, np.floating):
+        return f"_np.{value.dtype.name}(float.fromhex({float(value).hex()!r}))"
+    return f"_np.{value.dtype.name}({int(value)})"
+
+
+class NativeLowering(Lowering):
+    """Emits scalar globals as Numba source; raises NativeUnsupported on anything else."""
+
+    def __init__(self, module: Module, types: dict[int, Type], native: set[str]):
+        super().__init__(module, types, "cpu")
+        self.native = native
+        self.header: list[str] = []
+        self.local_fns: set[int] = set()  # let-bound local functions already emitted (callable)
+        self.current = ""  # the global being emitted
+        self.results: list[str] = []  # the return dtypes of the functions being emitted, innermost last
+        self.depth_name = self.fresh("depth")  # the name of the depth counter
+
+    def source(self, root: str) -> str:
+        """A module defining ``kernel``, the native version of ``@root``, and its native callees."""
+        em = Emitter()
+        for name in callees_first(self.module, root, self.native):
+            fn = self.module[name]
+            params = ", ".join(native_dtype(p.type_annotation) for p in fn.params)
+            signature = f"Tuple(({native_dtype(fn.ret_type)}, boolean))({params}{', ' if params else ''}int64)"
+            em.line(f'@_nb.njit("{signature}", cache=True, error_model="numpy")')
+            self.current = name
+            self.function(self.global_names[name], fn, ("global", name), em)
+        head = ["import numpy as _np", "import numba as _nb", *self.header]
+        return "\n".join(head) + "\n\n" + em.source() + f"\nkernel = {self.global_names[root]}\n"
+
+    def function(self, pyname: str, fn: Function, self_ref: tuple, em: Emitter) -> None:
+        if self.in_loop:
+            raise NativeUnsupported("a function defined inside a loop")
+        if not scalar_signature(fn):
+            raise NativeUnsupported("a function of non-scalar type")
+        self.results.append(native_dtype(fn.ret_type))
+        super().function(pyname, fn, self_ref, em)
+        self.results.pop()
+
+    def returning(self, value: str) -> str:
+        return f"return {value}, False"
+
+    def too_deep(self) -> str:
+        """The statement leaving the current function when a call went too deep."""
+        return f"return _np.{self.results[-1]}(0), True"
+
+    def define(self, pyname: str, params: list[str], self_ref: tuple, em: Emitter) -> None:
+        """Globals take the depth counter and check it on entry."""
+        if self_ref[0] != "global":
+            super().define(pyname, params, self_ref, em)
+            return
+        super().define(pyname, params + [self.depth_name], self_ref, em)
+        em.line(f"    if {self.depth_name} > {MAX_DEPTH}:")
+        em.line(f"        {self.too_deep()}")
+
+    def let(self, e: Let, em: Emitter) -> Expr:
+        rest = super().let(e, em)
+        if isinstance(e.value, Function):
+            self.local_fns.add(id(e.var))
+        return rest
+
+    def constant(self, value: Any, hint: str) -> str:
+        if not isinstance(value, np.generic):
+            raise NativeUnsupported(f"a constant of type {type(value).__name__}")
+        name = self.fresh(hint)
+        self.header.append(f"{name} = {literal(value)}")
+        return name
+
+    def atom(self, e: Expr, em: Emitter) -> str:
+        if isinstance(e, Var) and id(e) in self.local_fns:
+            raise NativeUnsupported("a local function used as a value")
+        if isinstance(e, (Function, GlobalVar)):
+            raise NativeUnsupported("a function used as a value")
+        if isinstance(e, Constant) and e.value.ndim != 0:
+            raise NativeUnsupported("a tensor constant")
+        return super().atom(e, em)
+
+    def compound(self, e: Expr, em: Emitter) -> str:
+        if not isinstance(e, Call):
+            raise NativeUnsupported(f"{type(e).__name__} in scalar code")
+        if isinstance(e.callee, Op):
+            return self.op_call(e, em)
+        args = [self.atom(a, em) for a in e.args]
+        callee = e.callee
+        if isinstance(callee, Var) and id(callee) in self.local_fns:
+            call = f"{self.names[id(callee)]}({', '.join(args)})"  # not itself: local non-tail recursion fails here
+        elif isinstance(callee, GlobalVar) and callee.name in self.native and \
+                (callee.name == self.current or self.current not in globals_reached(self.module, self.module[callee.name])):
+            call = f"{self.global_names[callee.name]}({''.join(a + ', ' for a in args)}{self.depth_name} + 1)"
+        else:
+            raise NativeUnsupported("a call of something not compiled natively")
+        value, deep = self.fresh("t"), self.fresh("deep")
+        em.line(f"{value}, {deep} = {call}")
+        em.line(f"if {deep}:")
+        em.line(f"    {self.too_deep()}")
+        return value
+
+    def op_call(self, e: Call, em: Emitter) -> str:
+        types = [self.types.get(id(a)) for a in e.args]
+        args = [self.atom(a, em) for a in e.args]
+        return native_expression(e.callee.name, args, types, self.types.get(id(e)))
+
+
+def callees_first(module: Module, root: str, native: set[str]) -> list[str]:
+    """``root`` and the native globals it calls, each after those it calls (on a cycle, in
+    some order: the lowering refuses calls around it)."""
+    order: list[str] = []
+    entered: set[str] = set()
+    stack = [(root, False)]
+    while stack:
+        name, done = stack.pop()
+        if done:
+            order.append(name)
+        elif name not in entered:
+            entered.add(name)
+            stack.append((name, True))
+            stack.extend((callee, False) for callee in sorted(globals_reached(module, module[name]) & native - entered))
+    return order
