@@ -11,6 +11,7 @@ generated Python, for debugging.
 from __future__ import annotations
 
 import builtins
+from contextlib import nullcontext
 import pickle
 import sys
 from typing import Any
@@ -22,7 +23,7 @@ from relayish.traverse import globals_reached
 import numpy as np
 
 from relayish.expr import Function
-from relayish.types import FuncType
+from relayish.types import FuncType, Shape, TensorType, TupleType
 
 from .kernels.registry import purge_numba_caches
 from .passes import DEFAULT_OPT_LEVEL, explain, optimize
@@ -49,6 +50,8 @@ class CompiledFunction:
         self.module = optimize(prepared(module), name, opt_level)  # typed, Grad expanded, optimized
         self.params = self.module[name].params
         self.fn_type = declared_function_type(self.module[name])  # prepared modules are typed
+        # arguments and result cross unchanged (no scalar to unwrap, no device): the boundary is skipped
+        self.plain = target == "cpu" and all(map(plain_tensors, [*self.fn_type.params, self.fn_type.ret]))
         self.specializations: dict[tuple, Any] = {}
         self._program: tuple[str, Any] | None = None
 
@@ -63,6 +66,7 @@ class CompiledFunction:
             namespace = dict(lowering.namespace)
             exec(builtins.compile(source, f"<relayish jit @{self.name}>", "exec"), namespace)  # noqa: S102 - our own code
             self._program = (source, namespace[lowering.global_names[self.name]])
+            self.warns = lowering.numpy_scalars or self.target != "cpu"
         return self._program
 
     @property
@@ -100,7 +104,10 @@ class CompiledFunction:
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, RECURSION_LIMIT))  # Python-to-Python calls use no C stack (3.11)
         try:
-            with np.errstate(all="ignore"):
+            # NumPy warns where it computes scalars; the evaluator's semantics have no warnings
+            with np.errstate(all="ignore") if self.warns else nullcontext():
+                if self.plain:
+                    return entry(*checked)
                 result = entry(*(self.boundary.inward(a, t) for a, t in zip(checked, fn_type.params)))
             return self.boundary.outward(result, fn_type.ret)
         except RecursionError:
@@ -129,6 +136,13 @@ def target_boundary(target: str) -> Boundary:
 def declared_function_type(fn: Function) -> FuncType:
     """A typed global's type (``infer`` annotates every parameter and the result)."""
     return FuncType([p.type_annotation for p in fn.params], fn.ret_type)
+
+
+def plain_tensors(ty: Any) -> bool:
+    """Tensors of rank 1 or more, possibly in tuples: on the CPU, the same inside and out."""
+    if isinstance(ty, TupleType):
+        return all(map(plain_tensors, ty.fields))
+    return isinstance(ty, TensorType) and isinstance(ty.shape, Shape) and ty.shape.rank > 0
 
 
 def arrays_only(value: Any) -> bool:

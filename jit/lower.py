@@ -68,6 +68,7 @@ class Lowering:
         self.used: set[str] = set(self.namespace)
         self.kernels: dict[tuple, str] = {}
         self.in_loop = False  # emitting the body of a while-True loop (a function's tail calls)
+        self.numpy_scalars = False  # emitted NumPy scalar arithmetic, which warns unless told not to
         self.dim_names: list[str] = []  # dimension variables bound by the enclosing functions
         self.global_names = {name: self.fresh(f"g_{name}") for name in module.functions}
 
@@ -342,12 +343,14 @@ class Lowering:
         try:
             arg_types = [ArgType.of(t) for t in types]
         except TypeError:  # inside a function polymorphic in a dtype or a shape: chosen at run time
+            self.numpy_scalars = True  # its float16 conversions
             name = self.constant(DynamicKernel(op.name, attrs, self.target), f"k_{op.name}")
             return f"{name}({', '.join(args)})"
         if op.name == "squeeze" and attrs["axis"] is None:  # name the axes: a kernel's rank is fixed
             attrs = {**attrs, "axis": tuple(i for i, d in enumerate(types[0].shape.dims) if d.value == 1)}
         if args and all(t.rank == 0 for t in arg_types):
             inline = scalars.expression(op.name, args, types, attrs)
+            self.numpy_scalars = True
             if inline is not None:
                 return inline
         if op.name == "mul" and args[0] == args[1]:  # x * x (what AD writes for tanh's derivative): one read
@@ -357,6 +360,7 @@ class Lowering:
         if any(t.dtype == "float16" for t in arg_types) or attrs.get("dtype") == HALF:
             if self.target == "cuda":
                 raise CompileError(f"operator {op.name} on float16: the CUDA target has no float16 kernels", e.span)
+            self.numpy_scalars = True  # float16 conversions
             args = [f"{a}.astype(_np.float32)" if t.dtype == "float16" else a for a, t in zip(args, arg_types)]
             attrs, arg_types = widened(attrs, arg_types)
         key = (op.name, tuple(sorted((k, repr(v)) for k, v in attrs.items())), tuple(arg_types))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from relayish.alpha import alpha_equal
 from relayish.expr import Call, Function, Op
 from relayish.module import Module
 from relayish.printer import astext
@@ -35,31 +36,28 @@ Pass = Callable[[Module], Module]
 
 DEFAULT_OPT_LEVEL = 3
 OPT_LEVELS = (0, 1, 2, 3)
-CLEANUP_ROUNDS = 3  # each round can expose more for the next (a simplified sum feeds CSE, CSE leaves dead code)
-
-
-def passes(opt_level: int) -> list[Pass]:
-    """The passes of ``opt_level``, in order (the same for every target: on CUDA a fused group
-    runs as one kernel per operator)."""
-    if opt_level not in OPT_LEVELS:
-        raise ValueError(f"opt_level must be one of {OPT_LEVELS}, not {opt_level!r}")
-    cleanup = [fold_constants, simplify_algebra, eliminate_common_subexpressions, eliminate_dead_code]
-    chosen: list[Pass] = []
-    if opt_level >= 1:  # the clean-up wants every value named: partial evaluation names them, or A-normal form
-        chosen += [inline_functions, partially_evaluate] if opt_level >= 2 else [to_anf]
-        chosen += cleanup * CLEANUP_ROUNDS
-    if opt_level >= 3:
-        chosen.append(fuse)
-    return chosen
+CLEANUP_ROUNDS = 3  # at most; each can expose more for the next (a simplified sum feeds CSE, CSE leaves dead code)
+CLEANUP: list[Pass] = [fold_constants, simplify_algebra, eliminate_common_subexpressions, eliminate_dead_code]
 
 
 def optimize(module: Module, name: str, opt_level: int = DEFAULT_OPT_LEVEL) -> Module:
     """The globals ``@name`` reaches in ``module`` (type-checked, ``Grad`` expanded) after the
-    passes of ``opt_level``, type-checked. Globals that inlining left unreached are dropped."""
-    chosen = passes(opt_level)
+    passes of ``opt_level`` (each followed by type inference), type-checked. The clean-up
+    rounds stop early when one changes nothing. Globals that inlining left unreached are dropped."""
+    if opt_level not in OPT_LEVELS:
+        raise ValueError(f"opt_level must be one of {OPT_LEVELS}, not {opt_level!r}")
     module = reached(module, name)
-    for run in chosen:
-        module = infer(run(module))
+    if opt_level >= 1:  # the clean-up wants every value named: partial evaluation names them, or A-normal form
+        for run in [inline_functions, partially_evaluate] if opt_level >= 2 else [to_anf]:
+            module = infer(run(module))
+        for _ in range(CLEANUP_ROUNDS):
+            before = module
+            for run in CLEANUP:
+                module = infer(run(module))
+            if alpha_equal(before, module):
+                break
+    if opt_level >= 3:
+        module = infer(fuse(module))
     return reached(module, name)
 
 

@@ -4,6 +4,8 @@ exact semantics (checked against the NumPy reference of each operator)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -196,3 +198,18 @@ def test_float16_in_polymorphic_functions_rounds_to_the_dtype_the_operator_gives
     for got, want in zip(result, expected):
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
+
+
+def test_no_numpy_warning_escapes_with_or_without_scalar_code():
+    """Overflow, 0 * inf and integer wrap-around warn in NumPy; the evaluator's semantics have
+    no warnings, and a program of kernels alone runs without NumPy's error state set."""
+    source = f"""
+    def @kernels(%x: Tensor(FloatType(32), Shape(3))) -> Tensor(FloatType(32), Shape(3)) {{ @exp(%x) * 0.0 }}
+    def @scalars(%a: {I32}, %x: {F32}) -> ({I32}, {F32}) {{ (%a * %a, @exp(%x) * 0.0) }}
+    """
+    mod = relayish.parse(source)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = relayish.compile(mod, "kernels")(np.full(3, 1000, np.float32))
+        a, x = relayish.compile(mod, "scalars")(np.int32(2**20), np.float32(1000))
+    assert np.isnan(out).all() and np.isnan(x) and a == 0
