@@ -70,6 +70,7 @@ class Lowering:
         self.in_loop = False  # emitting the body of a while-True loop (a function's tail calls)
         self.numpy_scalars = False  # emitted NumPy scalar arithmetic, which warns unless told not to
         self.dim_names: list[str] = []  # dimension variables bound by the enclosing functions
+        self.made: list[set[int]] = [set()]  # per function being emitted: the variables its lets bind
         self.global_names = {name: self.fresh(f"g_{name}") for name in module.functions}
 
     # names -----------------------------------------------------------------------------
@@ -136,8 +137,10 @@ class Lowering:
             em.depth += 1
         saved = self.in_loop, len(self.dim_names)
         self.in_loop = loops
+        self.made.append(set())
         self.bind_dims(fn, params, em)  # in the loop: a tail call may instantiate other sizes
         self.tail(fn.body, em, self_ref if loops else None, params)
+        self.made.pop()
         self.in_loop = saved[0]
         del self.dim_names[saved[1]:]
         em.depth -= 2 if loops else 1
@@ -211,17 +214,45 @@ class Lowering:
             ref, between, call, rest = accumulation
             for pure in between:  # what computes the addend: no effect, so the read can follow it
                 self.let(pure, em)
-            name = call.callee.name
-            arg_types = [ArgType.of(self.types.get(id(a))) for a in call.args]
-            fn = kernel(name, lookup_op(name).full_attrs(call.attrs), arg_types, self.target)
-            in_place = fn.py_func.__globals__["accumulate"]
-            arrays = [f"_asarray({self.atom(a, em)})" for a in call.args[1:]]  # rank 0: NumPy scalars here
-            args = [self.atom(ref, em), self.constant(in_place, f"k_{name}_in_place"), self.constant(fn, f"k_{name}")]
-            em.line(f"_accumulate_into({', '.join(args + arrays)})")
+            self.accumulate(self.atom(ref, em), call, em)
             return rest
-        value = self.atom(e.value, em)
+        if self.updates_own_array(e):  # the cell holds the only reference, so the update can be in place
+            data, cell = self.names[id(e.value.args[0])], self.fresh("cell")
+            em.line(f"{cell} = [{data}]")
+            em.line(f"del {data}")
+            self.accumulate(cell, e.value, em)
+            value = f"{cell}.pop()"  # the cell lets go of it: the next update may be in place too
+        elif isinstance(e.value, (Var, Constant, GlobalVar, Ascribe, Let, Function, If)):
+            value = self.atom(e.value, em)
+        else:
+            value = self.compound(e.value, em)  # named by the let itself, without a temporary
         em.line(f"{self.bind(e.var)} = {value}")
+        self.made[-1].add(id(e.var))
         return e.body
+
+    def accumulate(self, cell: str, call: Call, em: Emitter) -> None:
+        """``cell := call`` (``scatter_add`` of the cell's array), in place where it is not shared."""
+        name = call.callee.name
+        arg_types = [ArgType.of(self.types.get(id(a))) for a in call.args]
+        fn = kernel(name, lookup_op(name).full_attrs(call.attrs), arg_types, self.target)
+        in_place = fn.py_func.__globals__["accumulate"]
+        arrays = [f"_asarray({self.atom(a, em)})" for a in call.args[1:]]  # rank 0: NumPy scalars here
+        args = [cell, self.constant(in_place, f"k_{name}_in_place"), self.constant(fn, f"k_{name}")]
+        em.line(f"_accumulate_into({', '.join(args + arrays)})")
+
+    def updates_own_array(self, e: Let) -> bool:
+        """``let s = scatter_add(a, ...)`` where ``a`` was made in this function and nothing else
+        reads it: an adjoint accumulated in straight-line code (an unrolled loop)."""
+        call = e.value
+        return isinstance(call, Call) and isinstance(call.callee, Op) and call.callee.name == "scatter_add" and \
+            isinstance(call.args[0], Var) and self.uses[id(call.args[0])] == 1 and id(call.args[0]) in self.made[-1] \
+            and self.accumulable(call)
+
+    def accumulable(self, call: Call) -> bool:
+        """Whether the CPU kernels can update ``call``'s first argument in place."""
+        types = [self.types.get(id(a)) for a in call.args]
+        return self.target == "cpu" and \
+            all(isinstance(t, TensorType) and isinstance(t.dtype, BaseType) and t.dtype != HALF for t in types)
 
     def accumulation(self, e: Let) -> tuple[Var, list[Let], Call, Expr] | None:
         """``let a = !r in <pure lets> in let s = scatter_add(a, ...) in let _ = r := s in rest``
@@ -236,16 +267,14 @@ class Lowering:
             between.append(call)
             call = call.body
         write = getattr(call, "body", None)
-        if not (self.target == "cpu" and isinstance(e.value, RefRead) and isinstance(e.value.ref, Var)
+        if not (isinstance(e.value, RefRead) and isinstance(e.value.ref, Var)
                 and isinstance(call, Let) and isinstance(call.value, Call) and isinstance(call.value.callee, Op)
                 and call.value.callee.name == "scatter_add"
                 and call.value.args[0] is e.var and isinstance(write, Let) and isinstance(write.value, RefWrite)
                 and write.value.ref is e.value.ref and write.value.value is call.var):
             return None
-        if (self.uses[id(e.var)], self.uses[id(call.var)], self.uses[id(write.var)]) != (1, 1, 0):
-            return None
-        types = [self.types.get(id(a)) for a in call.value.args]
-        if not all(isinstance(t, TensorType) and isinstance(t.dtype, BaseType) and t.dtype != HALF for t in types):
+        if (self.uses[id(e.var)], self.uses[id(call.var)], self.uses[id(write.var)]) != (1, 1, 0) or \
+                not self.accumulable(call.value):
             return None
         return e.value.ref, between, call.value, write.body
 

@@ -9,7 +9,7 @@ with an explicit signature (cached on disk like every kernel); the program calls
 instead of the Python version.
 
 Only operators whose native result is bit-for-bit NumPy's are taken: IEEE-exact float
-arithmetic (``+ - * /``, ``sqrt``, comparisons, ``maximum``), integer ``+ - *`` (computed
+arithmetic (``+ - * /``, ``sqrt``, comparisons), integer ``+ - *``, ``maximum``, ``minimum`` (computed
 wide and wrapped back to the dtype, as NumPy's fixed-width integers wrap), bool logic,
 ``where`` and exact casts. Transcendental functions (libm and NumPy's SIMD routines can
 differ in the last bit), integer division (NumPy raises, LLVM traps on ``MIN // -1``) and
@@ -46,7 +46,9 @@ _ARITHMETIC = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
 _FLOAT_ONLY = {"div": "({0} / {1})", "abs": "abs({0})", "sqrt": "_np.sqrt({0})"}
 _ANY = {"equal": "({0} == {1})", "not_equal": "({0} != {1})", "less": "({0} < {1})",
         "less_equal": "({0} <= {1})", "greater": "({0} > {1})", "greater_equal": "({0} >= {1})",
-        "maximum": "_np.maximum({0}, {1})", "minimum": "_np.minimum({0}, {1})", "where": "({1} if {0} else {2})"}
+        "where": "({1} if {0} else {2})"}
+# NumPy's float maximum(0.0, -0.0) is -0.0, Numba's 0.0: only for integers and bools
+_NOT_FLOAT = {"maximum": "_np.maximum({0}, {1})", "minimum": "_np.minimum({0}, {1})"}
 _BOOL = {"logical_and": "({0} and {1})", "logical_or": "({0} or {1})", "logical_not": "(not {0})"}
 
 
@@ -91,7 +93,7 @@ def native_expression(op: str, args: list[str], arg_types: list[Type | None], re
     if out is None or None in dtypes:
         raise NativeUnsupported(f"{op} on {arg_types}")
     kind = np.dtype(dtypes[0]).kind if dtypes else "b"
-    template = _ANY.get(op) or (_BOOL.get(op) if kind == "b" else None)
+    template = _ANY.get(op) or (_BOOL.get(op) if kind == "b" else None) or (_NOT_FLOAT.get(op) if kind != "f" else None)
     if template is None and kind in "iuf":
         template = _ARITHMETIC.get(op) or (_FLOAT_ONLY.get(op) if kind == "f" else None)
     if op in ("cast", "cast_like", "zeros_like", "ones_like"):

@@ -8,10 +8,13 @@ a residual ``let``, in order, so effects keep their order:
 
 - a call of a known closure or of a non-recursive, monomorphic global is inlined (its body run
   with the arguments' values); a recursive function stays a residual function, except that a
-  loop (a let-bound recursive closure) is *unrolled* when it is entered with a constant scalar
-  argument (a counter, possibly in a tuple): its calls are inlined for as long as they are not under a dynamic
-  branch entered since, up to ``MAX_UNROLLED`` nested calls (W4's 50 steps; what JAX does
-  with a Python loop in ``jit``), so a loop with static bounds becomes straight-line code;
+  loop (a let-bound recursive closure) entered with a constant scalar argument (a counter,
+  possibly in a tuple) is *unrolled*, all or nothing: its calls are inlined, and if one is
+  reached under a dynamic branch entered since, or past ``MAX_UNROLLED`` nested calls, the
+  unrolling is undone (the residual code emitted and the static references written since
+  are put back) and the loop stays a residual function. So a loop with static bounds
+  becomes straight-line code (W4's 50 steps; what JAX does with a Python loop in ``jit``),
+  and any other loop runs as a loop from its first step;
 - an operator call on scalar constants is computed (``interp.evaluator.run_op``), so a
   counter and the test on it stay static; a call that raises is left to raise at run time;
 - a reference created here lives in a static store while its contents are known: ``!r`` is
@@ -56,6 +59,17 @@ MAX_UNROLLED = 256  # nested inlined calls of one loop; past it the loop is a re
 
 class _GiveUp(Exception):
     """This global is left as it was."""
+
+
+class _Undo(Exception):
+    """The unrolling of the loop ``loop`` (an ``id``) is undone."""
+
+    def __init__(self, loop: int):
+        super().__init__(loop)
+        self.loop = loop
+
+
+UNDONE = object()  # what ``unroll`` returns when it undid the unrolling
 
 
 @attrs.define(eq=False)
@@ -190,6 +204,7 @@ class Specializer:
         self.reified: dict[int, tuple[SClosure, Var, Scope]] = {}  # closures already residual functions (kept alive)
         self.dynamic = 0  # dynamic branches and residual function bodies being specialized, nested
         self.unrolling: dict[int, tuple[int, int]] = {}  # id(loop closure) -> (self.dynamic when entered, calls inlined)
+        self.journal: list[tuple[Cell, Any, Var | None, bool]] = []  # cells as they were, while unrolling
 
     # residual code ------------------------------------------------------------------------
     def emit(self, value: Expr, hint: str = "t") -> Var:
@@ -234,6 +249,7 @@ class Specializer:
             return cell.residual
         if cell.materializing:  # a closure stored in the reference it captures
             raise _GiveUp
+        self.changing(cell)
         cell.materializing = True
         atom = yield self.reify(cell.contents)
         cell.residual = self.emit(RefNew(atom), "r")
@@ -324,6 +340,7 @@ class Specializer:
             ref = yield self.eval(e.ref, env)
             value = yield self.eval(e.value, env)
             if isinstance(ref, SRef) and ref.cell.residual is None:
+                self.changing(ref.cell)
                 ref.cell.contents = value
             else:
                 target = yield self.reify(ref)
@@ -361,7 +378,9 @@ class Specializer:
         if isinstance(callee, SClosure) and callee.self_var is None:
             return (yield self.inline(callee.fn, Env(callee.env), args, hint))
         if isinstance(callee, SClosure) and self.unrolls(callee, args):
-            return (yield self.unroll(callee, args, hint))
+            value = yield self.unroll(callee, args, hint)
+            if value is not UNDONE:
+                return value
         if isinstance(callee, SGlobal) and callee.name not in self.recursive and not self.module[callee.name].type_params:
             return (yield self.inline(self.module[callee.name], Env(), args, hint))
         target = yield self.reify(callee)
@@ -371,29 +390,56 @@ class Specializer:
         return Dyn(self.emit(Call(target, atoms, span=e.span), hint))
 
     def unrolls(self, loop: SClosure, args: list) -> bool:
-        """Whether this call of a loop is inlined (see the module docstring)."""
+        """Whether this call of a loop is inlined (see the module docstring); raises ``_Undo``
+        where the unrolling it continues has to be undone."""
         entered = self.unrolling.get(id(loop))
         if entered is None:
             return any(map(holds_scalar_constant, args))
         dynamic, calls = entered
-        return dynamic == self.dynamic and calls < MAX_UNROLLED
+        if dynamic != self.dynamic or calls >= MAX_UNROLLED:
+            raise _Undo(id(loop))
+        return True
 
     def unroll(self, loop: SClosure, args: list, hint: str) -> Iterator[Any]:
-        outermost = id(loop) not in self.unrolling
-        dynamic, calls = self.unrolling.get(id(loop), (self.dynamic, 0))
-        self.unrolling[id(loop)] = (dynamic, calls + 1)
+        """The loop's call inlined, or UNDONE where the unrolling it starts was undone."""
+        key = id(loop)
+        if key in self.unrolling:
+            dynamic, calls = self.unrolling[key]
+            self.unrolling[key] = (dynamic, calls + 1)
+            return (yield self.inline(loop.fn, Env(loop.env), args, hint))
+        saved = (self.bindings, [(s, len(s.bindings)) for s in self.scopes], dict(self.reified), len(self.journal))
+        self.unrolling[key] = (self.dynamic, 1)
         try:
             return (yield self.inline(loop.fn, Env(loop.env), args, hint))
+        except _Undo as undo:
+            if undo.loop != key:
+                raise
+            self.restore(*saved)
+            return UNDONE
         finally:
-            if outermost:
-                del self.unrolling[id(loop)]
+            del self.unrolling[key]
+            if not self.unrolling:
+                self.journal.clear()
+
+    def changing(self, cell: Cell) -> None:
+        """Before a static reference changes: how it was, for an unrolling that may be undone."""
+        if self.unrolling:
+            self.journal.append((cell, cell.contents, cell.residual, cell.materializing))
+
+    def restore(self, bindings: int, scopes: list[tuple[Scope, int]], reified: dict, journal: int) -> None:
+        """The residual code and the static references as they were (``unroll``)."""
+        self.bindings, self.reified = bindings, reified
+        for scope, length in scopes:
+            del scope.bindings[length:]
+        while len(self.journal) > journal:
+            cell, cell.contents, cell.residual, cell.materializing = self.journal.pop()
 
     def inline(self, fn: Function, env: Env, args: list, hint: str) -> Iterator[Any]:
         env.values.update((id(p), a) for p, a in zip(fn.params, args))
         return (yield self.eval(fn.body, env, hint))
 
     def specialize(self, fn: Function) -> Function:
-        self.scopes, self.bindings, self.reified, self.dynamic, self.unrolling = [], 0, {}, 0, {}
+        self.scopes, self.bindings, self.reified, self.dynamic, self.unrolling, self.journal = [], 0, {}, 0, {}, []
         params = [Var(p.name_hint, p.type_annotation, span=p.span) for p in fn.params]
         env = Env()
         env.values.update((id(p), Dyn(q)) for p, q in zip(fn.params, params))

@@ -117,21 +117,42 @@ def test_a_loop_with_a_constant_counter_and_bound_is_unrolled():
     assert relayish.astext(out).count("0.25") == 5  # five steps, straight-line
 
 
-def test_a_loop_whose_test_is_dynamic_keeps_a_loop_after_one_step():
+def test_a_loop_whose_test_is_dynamic_stays_a_loop_from_its_first_step():
     out = check_pass(specialized, relayish.parse(LOOP.replace("BOUND", "%n")), "main",
                      (np.ones(3, np.float32), np.int32(7)))
     assert functions_in(out) == 1
-    assert relayish.astext(out).count("0.25") == 2  # the first step, then the loop's body
+    assert relayish.astext(out).count("0.25") == 1  # the loop's body, once
 
 
-def test_unrolling_stops_at_its_limit_and_the_rest_runs_as_a_loop():
+def test_a_loop_longer_than_the_limit_is_not_unrolled_at_all():
     from jit.passes.partial_eval import MAX_UNROLLED
 
-    bound = MAX_UNROLLED + 50
-    out = check_pass(specialized, relayish.parse(LOOP.replace("BOUND", str(bound))), "main",
+    for bound in (MAX_UNROLLED, MAX_UNROLLED + 50):
+        out = check_pass(specialized, relayish.parse(LOOP.replace("BOUND", str(bound))), "main",
+                         (np.ones(3, np.float32), np.int32(0)))
+        assert functions_in(out) == 1 and relayish.astext(out).count("0.25") == 1, bound
+    out = check_pass(specialized, relayish.parse(LOOP.replace("BOUND", str(MAX_UNROLLED - 1))), "main",
                      (np.ones(3, np.float32), np.int32(0)))
-    assert functions_in(out) == 1
-    assert relayish.astext(out).count("0.25") == MAX_UNROLLED + 1
+    assert functions_in(out) == 0 and relayish.astext(out).count("0.25") == MAX_UNROLLED - 1
+
+
+def test_undoing_an_unrolling_puts_back_the_references_it_wrote():
+    """The loop writes a static reference on every step, then meets a dynamic test: the writes
+    of the steps it had unrolled are undone, and the loop reads and writes the reference."""
+    source = f"""
+    def @main(%x: {F3}, %n: {I32}) -> {F3} {{
+      let %r = Ref(%x) in
+      let %loop = fn (%i: {I32}) -> () {{
+        if %i >= 3 then (if %i >= %n then () else %loop(%i + 1)) else
+        let %u = %r := !%r * 0.25 + %x in %loop(%i + 1)
+      }} in
+      let %v = %loop(0) in
+      !%r
+    }}"""
+    module = relayish.parse(source)
+    for n in (np.int32(2), np.int32(6)):
+        out = check_pass(specialized, module, "main", (np.ones(3, np.float32), n))
+    assert functions_in(out) == 1 and refs_and_closures(out)[0] > 0
 
 
 def test_scalar_constants_fold_and_an_error_is_left_to_happen():
