@@ -36,7 +36,9 @@ seconds (600) or ``--mem-limit`` GB of resident memory (4): the machine is share
   must then not pay for their (zero) adjoints either.
 
 Each value+gradient global is ``Grad`` of a closure over the program's integer inputs (the
-gradient is in the float argument only). Both globals are compiled with
+gradient is in the float argument only). The loops' step counts are inputs too: a loop with a
+constant count of at most 256 steps is unrolled by the optimizer (docs/optimizer.md), and the
+suite is about loops that run as loops. Both globals are compiled with
 ``relayish.compile(module, name)`` (default options; the process's kernel cache).
 
 Timing protocol (that of bench/workloads.py, in one process): the first call is timed alone
@@ -112,43 +114,43 @@ def program_text(program: str, n: int, m: int) -> str:
     """``@loss`` (the value) and ``@vg`` (value and gradient in the float argument)."""
     if program == "a":
         return f"""
-def @loss(%x: {T(n)}, %idx: {IV(n)}) -> {SCALAR} {{
+def @loss(%x: {T(n)}, %idx: {IV(n)}, %m: {I32}) -> {SCALAR} {{
   let %D = @expand_dims(%x, axis=0) * @one_hot(%idx, depth={n}) in
   let %diagonal = %idx * {n + 1} in
   let %loop = fn (%i: {I32}, %acc: {SCALAR}) -> {SCALAR} {{
-    if %i == {m} then %acc else %loop(%i + 1, %acc + @sum(@take(%D, %diagonal)))
+    if %i == %m then %acc else %loop(%i + 1, %acc + @sum(@take(%D, %diagonal)))
   }} in
   %loop(0, 0.0)
 }}
-def @vg(%x: {T(n)}, %idx: {IV(n)}) {{
-  Grad(fn (%x_: {T(n)}) -> {SCALAR} {{ @loss(%x_, %idx) }})(%x)
+def @vg(%x: {T(n)}, %idx: {IV(n)}, %m: {I32}) {{
+  Grad(fn (%x_: {T(n)}) -> {SCALAR} {{ @loss(%x_, %idx, %m) }})(%x)
 }}
 """
     if program == "b":
         return f"""
-def @loss(%X: {T(n, n)}) -> {SCALAR} {{
+def @loss(%X: {T(n, n)}, %m: {I32}) -> {SCALAR} {{
   let %loop = fn (%i: {I32}, %acc: {SCALAR}) -> {SCALAR} {{
-    if %i == {m} then %acc else
+    if %i == %m then %acc else
     let %j = %i - (%i / {n}) * {n} in
     %loop(%i + 1, %acc + @sum(@take(%X, %j, axis=1) * @take(%X, %j, axis=0)))
   }} in
   %loop(0, 0.0)
 }}
-def @vg(%X: {T(n, n)}) {{
-  Grad(@loss)(%X)
+def @vg(%X: {T(n, n)}, %m: {I32}) {{
+  Grad(fn (%Y: {T(n, n)}) -> {SCALAR} {{ @loss(%Y, %m) }})(%X)
 }}
 """
     if program == "c":
         return f"""
-def @loss(%x: {T(n)}) -> {SCALAR} {{
+def @loss(%x: {T(n)}, %n: {I32}) -> {SCALAR} {{
   let %loop = fn (%i: {I32}, %acc: {SCALAR}) -> {SCALAR} {{
-    if %i == {n} then %acc
+    if %i == %n then %acc
     else %loop(%i + 1, %acc + @cast(%i != {n // 2}, dtype=FloatType(32)) * @take(%x, %i))
   }} in
   %loop(0, 0.0)
 }}
-def @vg(%x: {T(n)}) {{
-  Grad(@loss)(%x)
+def @vg(%x: {T(n)}, %n: {I32}) {{
+  Grad(fn (%y: {T(n)}) -> {SCALAR} {{ @loss(%y, %n) }})(%x)
 }}
 """
     if program == "d":
@@ -165,13 +167,15 @@ def @vg(%x: {T(n)}) {{
     raise ValueError(f"unknown program {program!r}")
 
 
-def inputs(program: str, n: int, seed: int = 0) -> tuple[np.ndarray, ...]:
-    """The arguments of ``@loss`` and ``@vg``: the float input first."""
+def inputs(program: str, n: int, m: int, seed: int = 0) -> tuple[np.ndarray, ...]:
+    """The arguments of ``@loss`` and ``@vg``: the float input first, the loop's steps last."""
     rng = np.random.default_rng(seed)
     if program == "a":
-        return rng.standard_normal(n).astype(np.float32), np.arange(n, dtype=np.int32)
+        return rng.standard_normal(n).astype(np.float32), np.arange(n, dtype=np.int32), np.int32(m)
     if program == "b":
-        return (rng.standard_normal((n, n)) / np.sqrt(n)).astype(np.float32),
+        return (rng.standard_normal((n, n)) / np.sqrt(n)).astype(np.float32), np.int32(m)
+    if program == "c":
+        return rng.standard_normal(n).astype(np.float32), np.int32(n)
     return rng.standard_normal(n).astype(np.float32),
 
 
@@ -260,7 +264,7 @@ def measure(program: str, n: int, quick: bool = False) -> Cell:
     """Compile ``@loss`` and ``@vg`` for size n (m = n), check them, time them."""
     m = n
     module = relayish.parse(program_text(program, n, m), filename=f"cheap_gradient_{program}_{n}.rly")
-    args = inputs(program, n)
+    args = inputs(program, n, m)
     loss, vg = relayish.compile(module, "loss"), relayish.compile(module, "vg")
     ref_value, ref_grad = expected(program, n, m, args)
     value = time_calls(lambda: loss(*args), quick)

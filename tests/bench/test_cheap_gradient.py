@@ -51,7 +51,7 @@ def central_differences(f, x: np.ndarray, eps: float = 1e-2) -> np.ndarray:
 @pytest.mark.parametrize("program, n, m", [("a", 6, 5), ("b", 5, 12), ("c", 7, 7), ("d", 6, 4)])
 def test_value_and_gradient_against_closed_forms_and_finite_differences(program, n, m):
     module = relayish.parse(CG.program_text(program, n, m))
-    args = CG.inputs(program, n, seed=1)
+    args = CG.inputs(program, n, m, seed=1)
     loss, vg = relayish.compile(module, "loss"), relayish.compile(module, "vg")
     value, (grad, *rest) = vg(*args)
     assert rest == [] and grad.shape == args[0].shape and grad.dtype == np.float32
