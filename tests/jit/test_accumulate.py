@@ -90,3 +90,32 @@ def test_an_rnn_accumulates_the_adjoint_of_its_inputs_in_place_and_matches_the_e
     assert "k_scatter_add_in_place" in source  # xs[t]'s adjoint, in the loop
     check_equivalent(program.module, program.module, "rnn_steps", program.args, rtol=1e-5,
                      backend_a=lambda m, name, *args: relayish.compile(m, name)(*args))
+
+
+def test_an_unrolled_loop_updates_its_adjoint_in_place_and_matches_the_evaluator():
+    """Straight-line ``scatter_add``s (the loop has a constant count, so it is unrolled; CSE
+    merges the steps that read the same column): an update whose array nothing else reads is
+    handed over in a cell, and runs in place unless the array is still held elsewhere (an
+    output of a fused kernel's tuple is copied; so is the update of an array read twice)."""
+    module = relayish.parse("""
+    def @loss(%X: Tensor(FloatType(32), Shape(4, 4))) -> Tensor(FloatType(32), Shape()) {
+      let %loop = fn (%i: Tensor(IntType(32), Shape()), %acc: Tensor(FloatType(32), Shape())) -> Tensor(FloatType(32), Shape()) {
+        if %i == 6 then %acc else
+        let %j = %i - (%i / 4) * 4 in
+        %loop(%i + 1, %acc + @sum(@take(%X, %j, axis=1) * %X))
+      } in
+      %loop(0, 0.0)
+    }
+    def @vg(%X: Tensor(FloatType(32), Shape(4, 4))) { Grad(@loss)(%X) }""")
+    compiled = relayish.compile(module, "vg")
+    assert "def " not in compiled.source.split("\n", 1)[1]  # one function: the loop is unrolled
+    assert compiled.source.count(".pop()") == 5
+    calls = {"in place": 0, "copy": 0}
+    namespace = compiled.program()[1].__globals__
+    for name in [n for n in namespace if n.startswith("k_scatter_add")]:
+        kind = "in place" if "in_place" in name else "copy"
+        namespace[name] = (lambda fn, kind: lambda *a: (calls.__setitem__(kind, calls[kind] + 1), fn(*a))[1])(
+            namespace[name], kind)
+    X = np.arange(16, dtype=np.float32).reshape(4, 4) / 10
+    check_equivalent(module, module, "vg", (X,), rtol=1e-5, backend_a=lambda m, name, *args: compiled(*args))
+    assert calls["in place"] >= 3 and calls["in place"] + calls["copy"] == 6
