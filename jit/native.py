@@ -40,7 +40,7 @@ from .lower import Emitter, Lowering
 
 MAX_DEPTH = 5_000  # nested native calls; frames of a few hundred bytes stay well inside an 8 MB stack
 
-# operator -> template over the argument names, for float and for integer arguments (None: not native)
+# operator -> template over the argument names: numbers of any kind, floats only, any dtype, bools
 _ARITHMETIC = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "neg": "(-{0})",
                "sq": "({0} * {0})"}
 _FLOAT_ONLY = {"div": "({0} / {1})", "abs": "abs({0})", "sqrt": "_np.sqrt({0})"}
