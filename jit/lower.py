@@ -249,10 +249,12 @@ class Lowering:
             and self.accumulable(call)
 
     def accumulable(self, call: Call) -> bool:
-        """Whether the CPU kernels can update ``call``'s first argument in place."""
+        """Whether the CPU kernels can update ``call``'s first argument in place (an array: rank 0
+        is a NumPy scalar here)."""
         types = [self.types.get(id(a)) for a in call.args]
         return self.target == "cpu" and \
-            all(isinstance(t, TensorType) and isinstance(t.dtype, BaseType) and t.dtype != HALF for t in types)
+            all(isinstance(t, TensorType) and isinstance(t.dtype, BaseType) and t.dtype != HALF for t in types) and \
+            types[0].shape.rank > 0
 
     def accumulation(self, e: Let) -> tuple[Var, list[Let], Call, Expr] | None:
         """``let a = !r in <pure lets> in let s = scatter_add(a, ...) in let _ = r := s in rest``

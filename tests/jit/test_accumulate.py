@@ -119,3 +119,17 @@ def test_an_unrolled_loop_updates_its_adjoint_in_place_and_matches_the_evaluator
     X = np.arange(16, dtype=np.float32).reshape(4, 4) / 10
     check_equivalent(module, module, "vg", (X,), rtol=1e-5, backend_a=lambda m, name, *args: compiled(*args))
     assert calls["in place"] >= 3 and calls["in place"] + calls["copy"] == 6
+
+
+def test_a_scalar_scatter_add_is_a_plain_call():
+    """Rank 0 is a NumPy scalar in compiled code, not an array to update (found by the
+    500-program run)."""
+    module = relayish.parse("""
+    def @main(%x: Tensor(UIntType(8), Shape())) -> Tensor(UIntType(8), Shape()) {
+      let %b = %x * %x in
+      let %s = @scatter_add(%b, 0, %x) in
+      %s * %x
+    }""")
+    compiled = relayish.compile(module, "main")
+    assert "_accumulate_into" not in compiled.source
+    check_equivalent(module, module, "main", (np.uint8(7),), backend_a=lambda m, name, *args: compiled(*args))
