@@ -33,6 +33,10 @@ Implementations (columns):
   ``jax-scan``: ``lax.scan``; W5 hvp forward-over-reverse; W6 fib host recursion over 0-d
   arrays, W6 loop ``lax.fori_loop`` in jit); PyTorch eager, ``torch.no_grad()`` for
   forward rows, ``torch.autograd.grad`` for gradients (reverse-over-reverse for W5).
+* ``torch-compile`` (W7.cold and W7.warm only, WORKLOADS.md's two ``torch.compile`` rows):
+  the W2 loss under ``torch.compile`` (inductor, C++ on the CPU), gradients by
+  ``torch.autograd.grad``; cold with an empty inductor cache (``TORCHINDUCTOR_CACHE_DIR``)
+  on every run, warm with the cache an earlier run filled.
 
 Timing protocol (WORKLOADS.md, W1-W6): inputs are converted and marked before timing; the
 first call is timed alone; warm-up runs at least 2 more calls and 0.2 s (cheap functions
@@ -95,9 +99,9 @@ ROWS = ("W1.fwd", "W1.vg", "W2.vg", "W3.vg", "W4.vg", "W5.gradgrad", "W5.hvp", "
         "W7.cold", "W7.warm", "W7.import")
 TIMED_ROWS = ROWS[:9]  # W1-W6: the in-process timing protocol
 W7_ROWS = ROWS[9:]
-IMPLS = ("numpy", "relayish-interp", "relayish-jit", "numba", "jax", "jax-scan", "torch")
+IMPLS = ("numpy", "relayish-interp", "relayish-jit", "numba", "jax", "jax-scan", "torch", "torch-compile")
 RELAYISH = ("relayish-interp", "relayish-jit")
-OPTIONAL = {"jax": "jax", "jax-scan": "jax", "torch": "torch"}  # implementation -> module it needs
+OPTIONAL = {"jax": "jax", "jax-scan": "jax", "torch": "torch", "torch-compile": "torch"}  # implementation -> module it needs
 TOLERANCE = 1e-4
 
 # The outputs of each row, in the order every implementation returns them.
@@ -729,6 +733,8 @@ def supported(impl: str, row: str) -> bool:
         return row in ("W6.fib", "W6.loop")
     if impl == "jax-scan":
         return row == "W4.vg"
+    if impl == "torch-compile":
+        return row in ("W7.cold", "W7.warm")
     return True
 
 
@@ -898,28 +904,27 @@ def w7_script(impl: str, row: str) -> str:
             jax.block_until_ready(grads)
             print(repr(float(L)))
             """))
-    if impl == "torch":
+    if impl in ("torch", "torch-compile"):
         return ("import torch\n" + head + textwrap.dedent("""
             X, Y, W1, b1, W2, b2 = [torch.from_numpy(a) for a in inp.values()]
             params = [W1, b1, W2, b2]
             for p in params:
                 p.requires_grad_(True)
-            Z = torch.tanh(X @ W1 + b1) @ W2 + b2
-            L = (torch.logsumexp(Z, dim=1) - (Y * Z).sum(dim=1)).mean()
+            def loss(X, Y, W1, b1, W2, b2):
+                Z = torch.tanh(X @ W1 + b1) @ W2 + b2
+                return (torch.logsumexp(Z, dim=1) - (Y * Z).sum(dim=1)).mean()
+            """) + ("loss = torch.compile(loss)\n" if impl == "torch-compile" else "") + textwrap.dedent("""
+            L = loss(X, Y, W1, b1, W2, b2)
             grads = torch.autograd.grad(L, params)
             print(repr(float(L.detach())))
             """))
     raise Unsupported(row)
 
 
-def w7_supported(impl: str) -> bool:
-    return impl in ("numpy", "relayish-interp", "relayish-jit", "jax", "torch")
-
-
 def run_w7_once(impl: str, row: str, cache_dir: str, timeout: float,
                 memory_gb: float | None = None) -> tuple[float, subprocess.CompletedProcess]:
     """One fresh ``python3 -c`` run of the row's program: (wall seconds, the finished process)."""
-    env = dict(os.environ, RELAYISH_CACHE_DIR=cache_dir)
+    env = dict(os.environ, RELAYISH_CACHE_DIR=cache_dir, TORCHINDUCTOR_CACHE_DIR=cache_dir)
     start = time.perf_counter()
     proc = run_limited([sys.executable, "-c", w7_script(impl, row)], env, timeout, memory_gb)
     return time.perf_counter() - start, proc
@@ -938,7 +943,7 @@ def measure_w7(impl: str, row: str, quick: bool = False, timeout: float = 600.0,
         return dirs[-1]
 
     try:
-        if not w7_supported(impl):
+        if not supported(impl, row):
             raise Unsupported(row)
         w7_script(impl, row)
         warm_dir = fresh()
@@ -1303,7 +1308,7 @@ def main(argv: list[str] | None = None) -> int:
         if impl not in IMPLS:
             raise SystemExit(f"--impl: unknown implementation {impl!r} (choose from {', '.join(IMPLS)})")
     impls = [i for i in IMPLS if i in wanted and available(i) and any(
-        supported(i, r) if r in TIMED_ROWS else w7_supported(i) for r in rows)]
+        supported(i, r) for r in rows)]
     missing = [i for i in IMPLS if i in wanted and not available(i)]
     timeout = options.timeout or (600.0 if options.quick else 1800.0)
 
@@ -1322,7 +1327,7 @@ def main(argv: list[str] | None = None) -> int:
 
     cells: dict[tuple[str, str], dict] = {}
     jobs = [(impl, row) for row in rows for impl in impls
-            if (supported(impl, row) if row in TIMED_ROWS else w7_supported(impl))]
+            if supported(impl, row)]
     for k, (impl, row) in enumerate(jobs, 1):
         print(f"[{k:2d}/{len(jobs)}] {row:<12} {impl:<16}", end=" ", file=sys.stderr, flush=True)
         if row in TIMED_ROWS:

@@ -313,8 +313,8 @@ def _check_dtypes(args: Sequence[ArgType]) -> None:
             raise NotImplementedError("Numba has no float16 arithmetic; no CPU kernel for float16 tensors")
 
 
-def _decorator(fastmath: bool = False) -> str:
-    flags = ', fastmath={"contract"}' if fastmath else ""
+def _decorator(fastmath: bool = False, nogil: bool = False) -> str:
+    flags = (', fastmath={"contract"}' if fastmath else "") + (", nogil=True" if nogil else "")
     return f'@numba.njit(cache=True, error_model="numpy"{flags})'
 
 

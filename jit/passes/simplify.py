@@ -11,6 +11,8 @@ may be written in place or bound to a variable:
 - ``reshape``, ``broadcast_to``, ``squeeze``, ``cast``, ``sum_to``, ``broadcast_to_like``,
   ``reshape_like`` and ``cast_like`` of ``x`` to its own type -> ``x``;
 - ``broadcast_to_like(ones_like(s), y)`` -> ``ones_like(y)`` (zeros alike);
+- ``sum_to(x, y)`` summing x's leading axes, or at equal rank axes where y has size 1 ->
+  ``sum(x, axis=..., keepdims=...)``, which fusion joins to the group computing ``x``;
 - ``zeros_like(x)``, ``ones_like(x)`` of a static type -> ``full(shape=..., fill_value=0 or 1,
   dtype=...)``: only ``x``'s type mattered, so what computes ``x`` may become dead (the
   gradient of a mean reads its argument for its size), and ``fold_constants`` can compute it.
@@ -123,6 +125,8 @@ class _Simplify(ExprMutator):
                 return new.args[0]
             if name == "broadcast_to_like":
                 return self.filled_like(old, new)
+            if name == "sum_to":
+                return self.sum_to_as_sum(old, new)
         elif name in _FILLS:
             ty = self.type_of(old)
             shape = ty.shape.static() if isinstance(ty, TensorType) and isinstance(ty.shape, Shape) else None
@@ -130,6 +134,26 @@ class _Simplify(ExprMutator):
                 attrs = {"shape": shape, "fill_value": _FILLS[name], "dtype": ty.dtype}
                 return Call(Op("full", span=old.callee.span), [], attrs, span=old.span)
         return new
+
+    def sum_to_as_sum(self, old: Call, new: Call) -> Expr:
+        """``sum_to(x, y)`` -> one ``sum`` of ``x``: over its leading axes (``y`` has x's trailing
+        dimensions), or at equal rank over the axes where ``y`` has size 1 (summing an axis of size 1
+        changes nothing, so it does not matter whether x's is 1). Fusion joins a ``sum`` to the group
+        that computes ``x``; a ``sum_to`` is a kernel of its own (W4: 50 of them, one per step)."""
+        x, result = self.type_of(old.args[0]), self.type_of(old)
+        if not (isinstance(x, TensorType) and isinstance(x.shape, Shape) and isinstance(result, TensorType)
+                and isinstance(result.shape, Shape) and is_removable(old.args[1], self.type_of)):
+            return new
+        dims, kept = x.shape.dims, result.shape.dims
+        lead = len(dims) - len(kept)
+        if lead > 0 and dims[lead:] == kept:
+            axes, keepdims = tuple(range(lead)), False
+        elif lead == 0 and all(k == d or (k.is_const and k.value == 1) for d, k in zip(dims, kept)):
+            axes, keepdims = tuple(i for i, (d, k) in enumerate(zip(dims, kept)) if k != d), True
+        else:
+            return new
+        attrs = {"axis": axes, "keepdims": keepdims}
+        return Call(Op("sum", span=old.callee.span), [new.args[0]], attrs, span=old.span)
 
     def filled_like(self, old: Call, new: Call) -> Expr:
         """``broadcast_to_like(ones_like(s), y)`` -> ``ones_like(y)``; zeros alike."""

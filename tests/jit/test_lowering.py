@@ -213,3 +213,26 @@ def test_no_numpy_warning_escapes_with_or_without_scalar_code():
         out = relayish.compile(mod, "kernels")(np.full(3, 1000, np.float32))
         a, x = relayish.compile(mod, "scalars")(np.int32(2**20), np.float32(1000))
     assert np.isnan(out).all() and np.isnan(x) and a == 0
+
+
+def test_transposes_and_takes_of_a_constant_index_are_numpy_views():
+    """No kernel call; the evaluator's values; an index outside the static size still goes to the
+    kernel and raises there (bad transpose axes are a type error)."""
+    module = relayish.parse("""
+    def @main(%x: Tensor(FloatType(32), Shape(3, 4, 5))) {
+      (@transpose(%x), @transpose(%x, axes=(0, 2, 1)), @take(%x, 2, axis=0), @take(%x, 3, axis=-2),
+       @take(@take(%x, 1, axis=0), 4, axis=1), @take(%x, 0, axis=2) * 2.0)
+    }
+    def @far(%x: Tensor(FloatType(32), Shape(3, 4, 5))) { @take(%x, 3, axis=0) }""")
+    x = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    compiled = relayish.compile(module, "main")
+    assert "k_transpose" not in compiled.source and "k_take" not in compiled.source
+    assert ".transpose((2, 1, 0))" in compiled.source and "[:, 3]" in compiled.source
+    got, expected = compiled(x), relayish.evaluate(module, "main", x)
+    for a, b in zip(got, expected):
+        np.testing.assert_array_equal(a, b, strict=True)
+    assert got[0].base is not None and got[2].base is not None  # views of x
+    far = relayish.compile(module, "far")
+    assert "k_take" in far.source
+    with pytest.raises(RelayRuntimeError, match="take: an index is out of range for axis 0"):
+        far(x)

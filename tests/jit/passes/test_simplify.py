@@ -72,6 +72,21 @@ def @main(%x: {M23}, %y: {M23}) {{
 }}""")
 
 
+def test_sum_to_that_one_sum_does_becomes_that_sum():
+    """Leading axes (a bias gradient), or at equal rank the axes of size 1 in the target; sizes
+    symbolic or not. Summing to (4, 1) from (2, 4, 5) takes two sums and stays."""
+    shapes = "%x: Tensor(FloatType(32), Shape(n, m)), %b: Tensor(FloatType(32), Shape(m))"
+    assert same(f"""
+def @main[n: Dim, m: Dim]({shapes}, %c: Tensor(FloatType(32), Shape(n, 1)), %r: Tensor(FloatType(32), Shape(1, 1))) {{
+  (@sum_to(%x, %b), @sum_to(%x, %c), @sum_to(%x, %r))
+}}""", f"""
+def @main[n: Dim, m: Dim]({shapes}, %c: Tensor(FloatType(32), Shape(n, 1)), %r: Tensor(FloatType(32), Shape(1, 1))) {{
+  (@sum(%x, axis=(0,)), @sum(%x, axis=(1,), keepdims=true), @sum(%x, axis=(0, 1), keepdims=true))
+}}""")
+    stays = "def @main(%x: Tensor(FloatType(32), Shape(2, 4, 5)), %c: Tensor(FloatType(32), Shape(4, 1))) { @sum_to(%x, %c) }"
+    assert same(stays, stays)
+
+
 def test_broadcast_ones_is_ones_of_the_target():
     assert same(f"""
 def @main(%s: Tensor(FloatType(32), Shape()), %y: {M23}) {{
