@@ -29,6 +29,7 @@ from .kernels.registry import purge_numba_caches
 from .passes import DEFAULT_OPT_LEVEL, explain, optimize
 from .lower import CompileError, Lowering
 from .native import native_functions
+from .program_cache import cached_program
 from .scalars import HOST, Boundary
 
 
@@ -47,7 +48,8 @@ class CompiledFunction:
         self.name = name
         self.target = target
         self.opt_level = opt_level
-        self.module = optimize(prepared(module), name, opt_level)  # typed, Grad expanded, optimized
+        # typed, Grad expanded, optimized; from the disk cache where an earlier process did that
+        self.module = cached_program(module, name, opt_level, lambda: optimize(prepared(module), name, opt_level))
         self.params = self.module[name].params
         self.fn_type = declared_function_type(self.module[name])  # prepared modules are typed
         # arguments and result cross unchanged (no scalar to unwrap, no device): the boundary is skipped

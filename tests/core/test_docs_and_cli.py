@@ -107,3 +107,9 @@ def test_readme_jit_example_runs(capsys):
     printed = capsys.readouterr().out.splitlines()
     assert abs(float(printed[0]) - 3 * 2 * math.tanh(1.0)) < 1e-6
     assert printed[1].startswith("def g_f(x):")
+
+
+def test_ci_runs_the_readmes_test_command():
+    install, run = _fenced((ROOT / "README.md").read_text(), "**Tests**", "sh").strip().split(" && ")
+    script = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert install.replace("pip install", "pip install -q") in script and run in script
