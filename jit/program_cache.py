@@ -2,17 +2,20 @@
 what the optimizer made instead of type checking, expanding ``Grad`` and optimizing again
 (W2's value and gradient: ~0.2 s of a 1.1 s cold start; an unrolled W4, seconds).
 
-An entry is keyed by everything the result depends on: the module as given (its spans too, so
-error messages keep pointing at the user's current lines), the global, the ``opt_level``, and
-the source of relayish's own packages (any change to the optimizer makes new entries). It lives
+An entry is keyed by everything the result depends on: the module as given (its canonical
+text, and its spans, so error messages keep pointing at the user's current lines), the global,
+the ``opt_level``, and the source of relayish's own packages (any change to the optimizer makes
+new entries). It lives
 beside the kernels under ``RELAYISH_CACHE_DIR``, written to a temporary name and renamed; an
 entry that does not load (truncated, from another version) is computed and written again, and a
 cache directory that cannot be written only costs the saving.
 
 Modules are stored without recursion, so a 100,000-deep let chain is no problem: the nodes in
 post order, each with its sub-expressions as indices of earlier nodes, in one pickle (which
-keeps the sharing of everything else, type variables included). Like Numba's cache, the files
-are pickles: the cache directory must be as trusted as the code.
+keeps the sharing of everything else, type variables included). Types and dimensions pickle as
+their constructors' arguments, so their cached hashes (which differ per process) are computed
+again on loading. Like Numba's cache, the files are pickles: the cache directory must be as
+trusted as the code.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import attrs
 
 from relayish.expr import Expr
 from relayish.module import Module
+from relayish.printer import astext
 from relayish.traverse import post_order
 
 from .kernels.registry import cache_dir
@@ -82,6 +86,12 @@ def unflatten(flat: tuple) -> Module:
     return Module({name: built[i] for name, i in roots.items()}, op_decls)
 
 
+def spans(module: Module) -> list[tuple[str, int, int]]:
+    """Where each node of the module comes from, in a fixed order: the text does not show it."""
+    return [(n.span.file, n.span.line, n.span.col) for fn in module.functions.values() for n in post_order(fn)
+            if n.span is not None]
+
+
 @functools.cache
 def code_version() -> str:
     """A hash of the source of relayish's packages (read once per process, a few ms)."""
@@ -97,11 +107,8 @@ def code_version() -> str:
 def cached_program(module: Module, name: str, opt_level: int, make: Callable[[], Module]) -> Module:
     """What ``make()`` returns for (module, name, opt_level): from the cache when an earlier
     process stored it, else computed and stored."""
-    try:
-        source = pickle.dumps(flatten(module), protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # noqa: BLE001 - a value pickle cannot store (the program is not cached)
-        return make()
-    key = hashlib.sha256(f"{code_version()}\n{name}\n{opt_level}\n".encode() + source).hexdigest()[:32]
+    key = hashlib.sha256(f"{code_version()}\n{name}\n{opt_level}\n{astext(module)}\n{spans(module)}".encode())
+    key = key.hexdigest()[:32]
     path = cache_dir() / "programs" / f"{key}.pickle"
     try:
         with open(path, "rb") as handle:

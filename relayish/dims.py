@@ -45,6 +45,9 @@ class FloorDiv:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, FloorDiv) and self.num == other.num and self.den == other.den
 
+    def __reduce__(self) -> tuple:
+        return FloorDiv, (self.num, self.den)  # the hash is computed again where it is loaded
+
     def __hash__(self) -> int:
         return self._hash
 
@@ -83,6 +86,11 @@ class Dim:
         value = self.value
         # A constant hashes like its int, since it compares equal to it.
         self._hash = hash(value) if value is not None else hash(frozenset(self.terms.items()))
+
+    def __reduce__(self) -> tuple:
+        """Pickled as its terms: the hash (of objects whose hashes differ per process) is
+        computed again where it is loaded."""
+        return Dim, (self.terms,)
 
     # construction -------------------------------------------------------------------
     @staticmethod

@@ -48,6 +48,12 @@ class Type:
     def __hash__(self) -> int:
         return self._hash
 
+    def __reduce__(self) -> tuple:
+        """Pickled as its constructor's arguments: the cached hash (of strings, which hash
+        differently in every process) is computed again where it is loaded."""
+        fields = attrs.fields(type(self))
+        return _build, (type(self), {f.alias: getattr(self, f.name) for f in fields if f.init})
+
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True
@@ -77,6 +83,14 @@ class Type:
         return astext(self)
 
     __str__ = __repr__
+
+
+def _build(cls: type, arguments: dict) -> Type:
+    """A type from its attrs fields (``Shape`` has an ``__init__`` of its own: attrs' is then
+    ``__attrs_init__``)."""
+    obj = object.__new__(cls)
+    getattr(cls, "__attrs_init__", cls.__init__)(obj, **arguments)
+    return obj
 
 
 @functools.cache

@@ -6,7 +6,10 @@ entry; a damaged entry or a cache that cannot be written costs only the saving."
 from __future__ import annotations
 
 import importlib
+import os
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -90,3 +93,36 @@ def test_a_cache_that_cannot_be_written_only_costs_the_saving(monkeypatch, tmp_p
     assert relayish.compile(relayish.parse(TEXT), "g")(np.ones(3, np.float32))[0] > 0
     assert (tmp_path / "programs").read_text() == "a file where the directory would go"
     assert not list(tmp_path.glob(".tmp_*")) and not list(tmp_path.rglob("*.pickle"))
+
+
+POLYMORPHIC = """
+def @f[n: Dim](%x: Tensor(FloatType(32), Shape(n, 2 * n))) -> Tensor(FloatType(32), Shape()) { @sum(@tanh(%x) * %x) }
+def @g[n: Dim](%x: Tensor(FloatType(32), Shape(n, 2 * n))) { Grad(@f)(%x) }
+"""
+RUN = """
+import numpy as np, relayish
+f = relayish.compile(relayish.parse({text!r}), "g")
+print(repr(float(f(np.full((2, 4), 0.5, np.float32))[0])))
+"""
+
+
+def test_a_second_process_loads_what_the_first_stored_symbolic_shapes_included(tmp_path):
+    """Keys are the same in every process (the text, not hashes that differ per process), and a
+    loaded program with dimension variables still type checks and runs."""
+    env = dict(os.environ, RELAYISH_CACHE_DIR=str(tmp_path))
+    outputs = [subprocess.run([sys.executable, "-c", RUN.format(text=POLYMORPHIC)], env=env, capture_output=True,
+                              text=True, check=True, cwd=Path(__file__).resolve().parents[2]).stdout for _ in range(2)]
+    assert outputs[0] == outputs[1] and float(outputs[0]) == pytest.approx(8 * 0.5 * np.tanh(0.5), rel=1e-6)
+    assert len(list((tmp_path / "programs").glob("*.pickle"))) == 1
+
+
+def test_types_and_dimensions_pickle_with_the_hashes_of_this_process():
+    module = relayish.parse(POLYMORPHIC)
+    x = module["f"].params[0].type_annotation
+    loaded = pickle.loads(pickle.dumps(x))
+    (n,) = module["f"].type_params
+    (m,) = {atom for d in loaded.shape.dims for atom in d.atoms()}
+    assert relayish.astext(loaded) == relayish.astext(x) and m is not n  # a new variable, used consistently
+    static = relayish.parse("def @h(%x: Tensor(FloatType(32), Shape(64, 3))) { %x }")["h"].params[0].type_annotation
+    copy = pickle.loads(pickle.dumps(static))
+    assert copy == static and hash(copy) == hash(static) and {copy: 1}[static] == 1
