@@ -373,10 +373,22 @@ def live_vars(e: Expr) -> set[int]:
     deps: dict[int, set[int]] = {}  # an operator-call binding's variable: the variables its value reads
     owned: set[int] = set()  # nodes inside those values
     for node in post_order(e):
-        if isinstance(node, Let) and isinstance(node.value, Call) and isinstance(node.value.callee, Op):
-            inside = list(post_order(node.value))
-            owned.update(id(n) for n in inside)
-            deps[id(node.var)] = {id(n) for n in inside if isinstance(n, Var)}
+        if _operator_let(node):
+            # A binding nested in the value is walked once, by its own entry: the outer value
+            # depends on its variable, whose entry carries what its value reads (linear in size).
+            seen: set[int] = set()
+            read: set[int] = set()
+            stack = [node.value]
+            while stack:
+                n = stack.pop()
+                if id(n) in seen:
+                    continue
+                seen.add(id(n))
+                if isinstance(n, Var):
+                    read.add(id(n))
+                stack.extend([n.var, n.body] if _operator_let(n) else n.children())
+            owned |= seen
+            deps[id(node.var)] = read
     live: set[int] = set()
     for node in post_order(e):
         if id(node) in owned:
@@ -389,6 +401,10 @@ def live_vars(e: Expr) -> set[int]:
                 live.add(dep)
                 stack.append(dep)
     return live
+
+
+def _operator_let(node: Expr) -> bool:
+    return isinstance(node, Let) and isinstance(node.value, Call) and isinstance(node.value.callee, Op)
 
 
 def _bound(bindings: list[tuple[Var, Expr]], var: Var, value: Expr) -> Var:
