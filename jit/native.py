@@ -136,6 +136,7 @@ class NativeLowering(Lowering):
         self.current = ""  # the global being emitted
         self.results: list[str] = []  # the return dtypes of the functions being emitted, innermost last
         self.depth_name = self.fresh("depth")  # the name of the depth counter
+        self.reached: dict[str, set[str]] = {}  # global -> the globals it reaches (once per global, not per call)
 
     def source(self, root: str) -> str:
         """A module defining ``kernel``, the native version of ``@root``, and its native callees."""
@@ -197,6 +198,11 @@ class NativeLowering(Lowering):
             raise NativeUnsupported("a tensor constant")
         return super().atom(e, em)
 
+    def reaches(self, name: str) -> set[str]:
+        if name not in self.reached:
+            self.reached[name] = globals_reached(self.module, self.module[name])
+        return self.reached[name]
+
     def compound(self, e: Expr, em: Emitter) -> str:
         if not isinstance(e, Call):
             raise NativeUnsupported(f"{type(e).__name__} in scalar code")
@@ -207,7 +213,7 @@ class NativeLowering(Lowering):
         if isinstance(callee, Var) and id(callee) in self.local_fns:
             call = f"{self.names[id(callee)]}({', '.join(args)})"  # not itself: local non-tail recursion fails here
         elif isinstance(callee, GlobalVar) and callee.name in self.native and \
-                (callee.name == self.current or self.current not in globals_reached(self.module, self.module[callee.name])):
+                (callee.name == self.current or self.current not in self.reaches(callee.name)):
             call = f"{self.global_names[callee.name]}({''.join(a + ', ' for a in args)}{self.depth_name} + 1)"
         else:
             raise NativeUnsupported("a call of something not compiled natively")
