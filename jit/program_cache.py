@@ -5,8 +5,8 @@ what the optimizer made instead of type checking, expanding ``Grad`` and optimiz
 An entry is keyed by everything the result depends on: the module as given (its canonical
 text, and its spans, so error messages keep pointing at the user's current lines), the global,
 the ``opt_level``, and the source of relayish's own packages (any change to the optimizer makes
-new entries). It lives
-beside the kernels under ``RELAYISH_CACHE_DIR``, written to a temporary name and renamed; an
+new entries). It lives beside the kernels under ``RELAYISH_CACHE_DIR``, written to a temporary
+name and renamed (``registry.write_atomically``); an
 entry that does not load (truncated, from another version) is computed and written again, and a
 cache directory that cannot be written only costs the saving.
 
@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 import pickle
-import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
@@ -35,7 +33,7 @@ from relayish.module import Module
 from relayish.printer import astext
 from relayish.traverse import post_order
 
-from .kernels.registry import cache_dir
+from .kernels.registry import cache_dir, write_atomically
 
 _PACKAGES = ("relayish", "typecheck", "ad", "interp", "jit")
 
@@ -116,14 +114,8 @@ def cached_program(module: Module, name: str, opt_level: int, make: Callable[[],
     except Exception:  # noqa: BLE001 - missing, damaged or foreign: computed and written again
         pass
     result = make()
-    tmp = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp_", suffix=".pickle")
-        with os.fdopen(fd, "wb") as handle:
-            pickle.dump(flatten(result), handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
+        write_atomically(path, pickle.dumps(flatten(result), protocol=pickle.HIGHEST_PROTOCOL))
     except Exception:  # noqa: BLE001 - a read-only cache or an unpicklable value: not stored
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
+        pass
     return result

@@ -145,11 +145,7 @@ def load(source: str, name: str, target: str = "cpu") -> Any:
     directory = cache_dir() / "kernels"
     path = directory / f"{'k' if target == 'cpu' else target}_{name}_{digest}.py"
     if not _intact(path, text):
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp_", suffix=".py")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
+        write_atomically(path, text.encode("utf-8"))
         COUNTERS["kernels_generated"] += 1
     module_name = f"relayish_kernels.{path.stem}"
     module = sys.modules.get(module_name)
@@ -163,6 +159,21 @@ def load(source: str, name: str, target: str = "cpu") -> Any:
             del sys.modules[module_name]
             raise
     return module
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """``data`` as the file ``path`` (its directory made if missing): written under a temporary
+    name and renamed, so processes filling one cache at once never read half a file; the
+    temporary file is removed when writing fails."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp_", suffix=path.suffix)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def purge_numba_caches() -> int:
