@@ -32,8 +32,10 @@ from relayish.traverse import free_vars, post_order, reads
 from relayish.types import BaseType, FloatType, Kind, Shape, TensorType, TupleType, Type, TypeVar
 
 from . import scalars
-from .kernels.registry import ArgType, kernel
+from .kernels.nn import matmul_add_source
+from .kernels.registry import ArgType, kernel, kernel_from_source
 from .kernels.shape import permutation
+from .passes.products import is_matmul_add
 
 
 class CompileError(RelayRuntimeError):
@@ -68,6 +70,7 @@ class Lowering:
         self.names: dict[int, str] = {}
         self.used: set[str] = set(self.namespace)
         self.kernels: dict[tuple, str] = {}
+        self.constant_names: dict[int, str] = {}  # id(object) -> its name; the namespace keeps the object alive
         self.in_loop = False  # emitting the body of a while-True loop (a function's tail calls)
         self.numpy_scalars = False  # emitted NumPy scalar arithmetic, which warns unless told not to
         self.dim_names: list[str] = []  # dimension variables bound by the enclosing functions
@@ -91,8 +94,11 @@ class Lowering:
         return name
 
     def constant(self, value: Any, hint: str) -> str:
-        name = self.fresh(hint)
-        self.namespace[name] = value
+        """The name of ``value`` in the namespace (one name per object: a kernel called often is named once)."""
+        name = self.constant_names.get(id(value))
+        if name is None:
+            name = self.constant_names[id(value)] = self.fresh(hint)
+            self.namespace[name] = value
         return name
 
     # the program -----------------------------------------------------------------------
@@ -232,34 +238,41 @@ class Lowering:
         return e.body
 
     def accumulate(self, cell: str, call: Call, em: Emitter) -> None:
-        """``cell := call`` (``scatter_add`` of the cell's array), in place where it is not shared."""
-        name = call.callee.name
-        arg_types = [ArgType.of(self.types.get(id(a))) for a in call.args]
-        fn = kernel(name, lookup_op(name).full_attrs(call.attrs), arg_types, self.target)
+        """``cell := call``, in place where the cell's array is not shared (``in_place_kernel``)."""
+        fn = self.in_place_kernel(call)
         in_place = fn.py_func.__globals__["accumulate"]
-        arrays = [f"_asarray({self.atom(a, em)})" for a in call.args[1:]]  # rank 0: NumPy scalars here
+        arrays = [self.array(a, em) for a in call.args[1:]]
+        name = call.callee.name if isinstance(call.callee, Op) else "matmul_add"
         args = [cell, self.constant(in_place, f"k_{name}_in_place"), self.constant(fn, f"k_{name}")]
         em.line(f"_accumulate_into({', '.join(args + arrays)})")
 
-    def updates_own_array(self, e: Let) -> bool:
-        """``let s = scatter_add(a, ...)`` where ``a`` was made in this function and nothing else
-        reads it: an adjoint accumulated in straight-line code (an unrolled loop)."""
-        call = e.value
-        return isinstance(call, Call) and isinstance(call.callee, Op) and call.callee.name == "scatter_add" and \
-            isinstance(call.args[0], Var) and self.uses[id(call.args[0])] == 1 and id(call.args[0]) in self.made[-1] \
-            and self.accumulable(call)
-
-    def accumulable(self, call: Call) -> bool:
-        """Whether the CPU kernels can update ``call``'s first argument in place (an array: rank 0
-        is a NumPy scalar here)."""
+    def in_place_kernel(self, call: Call) -> Any | None:
+        """The kernel of a call that can also update its first argument in place (its module's
+        ``accumulate``): ``scatter_add`` (take's adjoint) and a ``c + a @ b`` group
+        (jit/passes/products.py); None for any other call or where the CPU kernels cannot."""
         types = [self.types.get(id(a)) for a in call.args]
-        return self.target == "cpu" and \
-            all(isinstance(t, TensorType) and isinstance(t.dtype, BaseType) and t.dtype != HALF for t in types) and \
-            types[0].shape.rank > 0
+        if not (self.target == "cpu" and all(isinstance(t, TensorType) and isinstance(t.dtype, BaseType)
+                                             and t.dtype != HALF for t in types) and types[0].shape.rank > 0):
+            return None
+        if isinstance(call.callee, Op) and call.callee.name == "scatter_add":
+            arg_types = [ArgType.of(t) for t in types]
+            return kernel("scatter_add", lookup_op("scatter_add").full_attrs(call.attrs), arg_types, self.target)
+        if isinstance(call.callee, Function) and is_matmul_add(call.callee):
+            dtype = ArgType.of(types[0]).dtype
+            return kernel_from_source(f"matmul_add_{dtype}", matmul_add_source(dtype), self.target)
+        return None
+
+    def updates_own_array(self, e: Let) -> bool:
+        """``let s = f(a, ...)`` (``in_place_kernel``) where ``a`` was made in this function and
+        nothing else reads it: an adjoint accumulated in straight-line code (an unrolled loop)."""
+        call = e.value
+        return isinstance(call, Call) and bool(call.args) and isinstance(call.args[0], Var) and \
+            self.uses[id(call.args[0])] == 1 and id(call.args[0]) in self.made[-1] and \
+            self.in_place_kernel(call) is not None
 
     def accumulation(self, e: Let) -> tuple[Var, list[Let], Call, Expr] | None:
-        """``let a = !r in <pure lets> in let s = scatter_add(a, ...) in let _ = r := s in rest``
-        where the lets between bind operator calls, projections, tuples or atoms, and nothing
+        """``let a = !r in <pure lets> in let s = f(a, ...) in let _ = r := s in rest`` (``f`` with an
+        ``in_place_kernel``) where the lets between bind operator calls, projections, tuples or atoms, and nothing
         else reads ``a``, ``s`` or the unit: ``(r, the lets between, the call, rest)``, run as
         one update in place when the array is not shared (``accumulate_into``). What AD writes
         for ``take``'s adjoint. (The same for ``r := !r + c`` measured slower in W4: 11 ms
@@ -271,13 +284,12 @@ class Lowering:
             call = call.body
         write = getattr(call, "body", None)
         if not (isinstance(e.value, RefRead) and isinstance(e.value.ref, Var)
-                and isinstance(call, Let) and isinstance(call.value, Call) and isinstance(call.value.callee, Op)
-                and call.value.callee.name == "scatter_add"
-                and call.value.args[0] is e.var and isinstance(write, Let) and isinstance(write.value, RefWrite)
+                and isinstance(call, Let) and isinstance(call.value, Call)
+                and call.value.args[:1] and call.value.args[0] is e.var and isinstance(write, Let) and isinstance(write.value, RefWrite)
                 and write.value.ref is e.value.ref and write.value.value is call.var):
             return None
         if (self.uses[id(e.var)], self.uses[id(call.var)], self.uses[id(write.var)]) != (1, 1, 0) or \
-                not self.accumulable(call.value):
+                self.in_place_kernel(call.value) is None:
             return None
         return e.value.ref, between, call.value, write.body
 
@@ -314,6 +326,13 @@ class Lowering:
             em.depth -= 1
             return result
         return self.assign(self.compound(e, em), em)
+
+    def array(self, e: Expr, em: Emitter) -> str:
+        """``e`` as a kernel argument: a rank-0 value is a NumPy scalar here, which kernels take as an array."""
+        ty = self.types.get(id(e))
+        text = self.atom(e, em)
+        return text if isinstance(ty, TensorType) and isinstance(ty.shape, Shape) and ty.shape.rank > 0 \
+            else f"_asarray({text})"
 
     def assign(self, text: str, em: Emitter) -> str:
         name = self.fresh("t")
@@ -356,6 +375,11 @@ class Lowering:
         what the CUDA target always does)."""
         from .kernels.fused import Unsupported, fused_kernel
 
+        if is_matmul_add(e.callee):
+            found = self.in_place_kernel(e)
+            if found is None:
+                return None
+            return f"{self.constant(found, 'k_matmul_add')}({', '.join(self.array(a, em) for a in e.args)})"
         try:
             found = fused_kernel(e.callee)
         except Unsupported:

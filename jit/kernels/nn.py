@@ -193,6 +193,61 @@ def matmul(attrs: dict, args: list[ArgType]) -> str:
     return _module(_matmul_helpers(a.dtype), _kernel("a, b", "\n".join(lines)))
 
 
+def matmul_add_source(dtype: str) -> str:
+    """The module of a ``c + a @ b`` group (2-D float operands of one dtype, jit/passes/products.py):
+    ``accumulate(c, a, b)`` adds the product into ``c`` in place with one BLAS gemm (beta = 1), so a
+    gradient summed over steps is never a stack of products added at the end; ``kernel(c, a, b)`` does
+    it on a C-ordered copy of ``c``. BLAS reads C- and F-ordered operands as they are (a transposed
+    view is F-ordered); other strides are copied first. Numba's own gemm entry point (what its
+    ``np.dot`` calls) is declared by name, so the machine code caches."""
+    if dtype not in ("float32", "float64"):
+        raise NotImplementedError(f"matmul_add: no BLAS gemm for {dtype}")
+    return _module(
+        f"""
+        from numba import types
+        from numba.np.linalg import ensure_blas
+
+        ensure_blas()
+        _T = types.{dtype}
+        _gemm = types.ExternalFunction("numba_xxgemm", types.intc(
+            types.char, types.char, types.char, types.intp, types.intp, types.intp,  # kind, transposes, m, n, k
+            types.CPointer(_T), types.CPointer(_T), types.intp,  # alpha, a, lda
+            types.CPointer(_T), types.intp, types.CPointer(_T),  # b, ldb, beta
+            types.CPointer(_T), types.intp))  # c, ldc
+        """,
+        f"""
+        @numba.njit(cache=True)
+        def _operand(x):
+            # BLAS's view of a row-major x: (data, 'n' when its memory is x transposed in column-major, leading dim)
+            if x.flags.c_contiguous:
+                return x, ord('n'), max(x.shape[1], 1)
+            if x.flags.f_contiguous:
+                return x, ord('t'), max(x.shape[0], 1)
+            return np.ascontiguousarray(x), ord('n'), max(x.shape[1], 1)
+
+
+        @numba.njit(cache=True)
+        def accumulate(c, a, b):
+            m, k = a.shape
+            n = b.shape[1]
+            if b.shape[0] != k:
+                raise ValueError('matmul: the inner dimensions of the operands differ (a (..., m, k) @ b (..., k, n))')
+            if c.shape[0] != m or c.shape[1] != n:
+                raise ValueError('add: the operands do not broadcast to one shape')
+            if m == 0 or n == 0 or k == 0:
+                return c
+            # row-major c += a @ b is column-major c^T += b^T @ a^T
+            b_data, b_trans, ldb = _operand(b)
+            a_data, a_trans, lda = _operand(a)
+            one = np.ones(1, {_np(dtype)})
+            _gemm(ord('{'s' if dtype == 'float32' else 'd'}'), b_trans, a_trans, n, m, k, one.ctypes, b_data.ctypes, ldb,
+                  a_data.ctypes, lda, one.ctypes, c.ctypes, n)
+            return c
+        """,
+        _kernel("c, a, b", "return accumulate(np.ascontiguousarray(c).copy(), a, b)"),
+    )
+
+
 @generator("dense")
 def dense(attrs: dict, args: list[ArgType]) -> str:
     """x @ w.T (+ b) as one 2-D product of x's rows with w's rows, then the bias added in place."""

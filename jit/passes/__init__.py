@@ -9,7 +9,8 @@ and on generated programs). The levels (docs/optimizer.md):
   subexpression elimination, dead code elimination (effects respected);
 - 2: level 1 after inlining and partial evaluation, which remove the references and
   backpropagator closures of gradients wherever control flow is static;
-- 3 (the default): level 2, then fusion of elementwise chains into single kernels.
+- 3 (the default): level 2, then accumulated products (``c + a @ b`` as one gemm) and fusion of
+  elementwise chains into single kernels.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .fold import fold_constants
 from .fuse import fuse
 from .inline import inline_functions
 from .partial_eval import partially_evaluate
+from .products import accumulate_products
 from .simplify import simplify_algebra
 
 Pass = Callable[[Module], Module]
@@ -57,7 +59,7 @@ def optimize(module: Module, name: str, opt_level: int = DEFAULT_OPT_LEVEL) -> M
             if alpha_equal(before, module):
                 break
     if opt_level >= 3:
-        module = infer(fuse(module))
+        module = infer(fuse(infer(accumulate_products(module))))
     return reached(module, name)
 
 
