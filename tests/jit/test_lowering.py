@@ -236,3 +236,21 @@ def test_transposes_and_takes_of_a_constant_index_are_numpy_views():
     assert "k_take" in far.source
     with pytest.raises(RelayRuntimeError, match="take: an index is out of range for axis 0"):
         far(x)
+
+
+def test_a_transpose_read_more_than_once_is_copied_into_row_order_once():
+    """W4's backward multiplies by Wh^T at every step: one C-ordered copy instead of a view each
+    product reads in column order; a transpose read once stays a view."""
+    module = relayish.parse("""
+    def @main(%w: Tensor(FloatType(32), Shape(3, 3)), %x: Tensor(FloatType(32), Shape(2, 3))) {
+      let %wt = @transpose(%w) in
+      let %once = @transpose(%x) in
+      (@matmul(%x, %wt), @matmul(@matmul(%x, %wt), %wt), %once)
+    }""")
+    w, x = np.arange(9, dtype=np.float32).reshape(3, 3), np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+    compiled = relayish.compile(module, "main", opt_level=0)
+    assert compiled.source.count("_np.ascontiguousarray(") == 1
+    got, expected = compiled(w, x), relayish.evaluate(module, "main", w, x)
+    for a, b in zip(got, expected):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    assert got[2].base is not None  # the transpose read once: a view of x
