@@ -15,7 +15,6 @@ from __future__ import annotations
 import keyword
 import re
 import sys
-from collections import Counter
 from typing import Any, Iterator
 
 import numpy as np
@@ -28,7 +27,7 @@ from relayish.expr import (
 )  # fmt: skip
 from relayish.module import Module
 from relayish.ops.registry import lookup_op
-from relayish.traverse import free_vars, post_order, reads
+from relayish.traverse import free_vars, use_counts
 from relayish.types import BaseType, FloatType, Kind, Shape, TensorType, TupleType, Type, TypeVar
 
 from . import scalars
@@ -66,10 +65,9 @@ class Lowering:
         self.runtime = target_runtime(target)
         self.namespace: dict[str, Any] = {"_unit": (), "_zeros": self.runtime.zeros, "_asarray": np.asarray,
                                           "_accumulate_into": accumulate_into, **scalars.NAMESPACE}
-        self.uses = use_counts(module)
+        self.uses = use_counts(*module.functions.values())
         self.names: dict[int, str] = {}
         self.used: set[str] = set(self.namespace)
-        self.kernels: dict[tuple, str] = {}
         self.constant_names: dict[int, str] = {}  # id(object) -> its name; the namespace keeps the object alive
         self.in_loop = False  # emitting the body of a while-True loop (a function's tail calls)
         self.numpy_scalars = False  # emitted NumPy scalar arithmetic, which warns unless told not to
@@ -431,10 +429,7 @@ class Lowering:
             self.numpy_scalars = True  # float16 conversions
             args = [f"{a}.astype(_np.float32)" if t.dtype == "float16" else a for a, t in zip(args, arg_types)]
             attrs, arg_types = widened(attrs, arg_types)
-        key = (op.name, tuple(sorted((k, repr(v)) for k, v in attrs.items())), tuple(arg_types))
-        name = self.kernels.get(key)
-        if name is None:
-            name = self.kernels[key] = self.constant(kernel(op.name, attrs, arg_types, self.target), f"k_{op.name}")
+        name = self.constant(kernel(op.name, attrs, arg_types, self.target), f"k_{op.name}")
         if self.target == "cuda":  # scalars pass by value and come back as scalars
             return f"{name}({', '.join(args)})"
         call = f"{name}({', '.join(f'_asarray({a})' if t.rank == 0 else a for a, t in zip(args, arg_types))})"
@@ -539,15 +534,6 @@ def accumulate_into(cell: list, in_place: Any, copy: Any, *args: Any) -> None:
     except BaseException:
         cell[0] = data
         raise
-
-
-def use_counts(module: Module) -> Counter[int]:
-    """How many times each variable (by ``id``) is read in ``module``."""
-    counts: Counter[int] = Counter()
-    for fn in module.functions.values():
-        for node in post_order(fn):
-            counts.update(id(c) for c in reads(node) if isinstance(c, Var))
-    return counts
 
 
 def tail_positions(e: Expr) -> Iterator[Expr]:

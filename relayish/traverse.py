@@ -5,6 +5,7 @@ Nothing here recurses in Python, so a 100,000-deep let chain is as safe as a sho
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Generator, Iterator
 
 import attrs
@@ -143,6 +144,15 @@ def reads(node: Expr) -> tuple[Expr, ...]:
     if isinstance(node, Function):
         return (node.body,)
     return tuple(node.children())
+
+
+def use_counts(*roots: Expr) -> Counter[int]:
+    """How many times each variable (by ``id``) is read in ``roots``."""
+    counts: Counter[int] = Counter()
+    for root in roots:
+        for node in post_order(root):
+            counts.update(id(c) for c in reads(node) if isinstance(c, Var))
+    return counts
 
 
 def bound_vars(expr: Expr) -> list[Var]:

@@ -23,7 +23,7 @@ import attrs
 
 from relayish.expr import Call, Expr, Function, Let, Op, Var
 from relayish.module import Module
-from relayish.traverse import ExprMutator, post_order, reads
+from relayish.traverse import ExprMutator, post_order, use_counts
 from relayish.types import FloatType, Shape, TensorType, Type
 
 from .util import lets, map_functions
@@ -64,10 +64,9 @@ def _product(value: Expr) -> bool:
 
 
 def _rewrite_function(fn: Function) -> Function:
-    uses: Counter[int] = Counter()
+    uses = use_counts(fn)
     bodies, frozen = set(), set()  # Lets that continue a chain; nodes inside primitive functions
     for node in post_order(fn):
-        uses.update(id(c) for c in reads(node) if isinstance(c, Var))
         if isinstance(node, Let):
             bodies.add(id(node.body))
         elif isinstance(node, Function) and node.primitive:
