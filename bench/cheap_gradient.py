@@ -88,6 +88,7 @@ for _path in (REPO, BENCH):
         sys.path.insert(0, str(_path))
 
 import relayish  # noqa: E402
+import workloads  # noqa: E402
 
 PROGRAMS = ("a", "b", "c", "d")
 TITLES = {"a": "trace(diag(x)) x m", "b": "dot(X[:, i%n], X[i%n, :]) x m",
@@ -96,7 +97,6 @@ DEFAULT_SIZES = (32, 128, 512)
 SIZES = {"a": (128, 512, 2048), "b": (128, 512, 2048), "c": (2048, 8192, 32768)}  # see the docstring
 QUICK_SIZES = (8, 32)
 FLAT_BOUND = 2.0
-REPEATS = 9  # alternating pairs of repeats per cell (``time_pair``)
 TOLERANCE = 1e-4
 
 F32 = "FloatType(32)"
@@ -215,44 +215,22 @@ class Timing:
         return statistics.median(self.times)
 
 
-def calibrated(call: Callable[[], Any], quick: bool) -> tuple[Timing, int]:
-    """The first call timed alone, the warm-up, and ``number``: calls per repeat (module docstring)."""
-    start = time.perf_counter()
-    call()
-    timing = Timing(first=time.perf_counter() - start)
-    warm_calls, warm_time = (1, 0.0) if quick else (2, 0.2)
-    done, spent, per_call = 0, 0.0, timing.first
-    while done < warm_calls or (spent < warm_time and not (done >= 30 and spent >= 0.05)):
-        start = time.perf_counter()
-        call()
-        per_call = time.perf_counter() - start
-        spent += per_call
-        done += 1
-    target = 0.01 if quick else 0.05
-    number = max(1, int(np.ceil(target / max(per_call, 1e-9))))
-    while True:  # grow number until one repeat lasts the target
-        elapsed = repeat(call, number)
-        if elapsed >= target:
-            return timing, number
-        number = max(number + 1, int(np.ceil(number * 1.2 * target / max(elapsed, 1e-9))))
-
-
-def repeat(call: Callable[[], Any], number: int) -> float:
-    start = time.perf_counter()
-    for _ in range(number):
-        call()
-    return time.perf_counter() - start
-
-
 def time_pair(value: Callable[[], Any], both: Callable[[], Any], quick: bool) -> tuple[Timing, Timing, float]:
     """Both calls timed in alternating repeats, so that both see the machine as it is at that
-    moment: (value timing, value+gradient timing, the median over repeats of their ratio)."""
-    (value_timing, value_number), (both_timing, both_number) = calibrated(value, quick), calibrated(both, quick)
-    for _ in range(3 if quick else REPEATS):
-        value_timing.times.append(repeat(value, value_number) / value_number)
-        both_timing.times.append(repeat(both, both_number) / both_number)
-    ratio = statistics.median(b / v for v, b in zip(value_timing.times, both_timing.times))
-    return value_timing, both_timing, ratio
+    moment: (value timing, value+gradient timing, the median over repeats of their ratio). The
+    first call, warm-up and ``number`` are bench/workloads.py's."""
+    protocol = workloads.QUICK if quick else workloads.DEFAULT
+    timings, numbers = [], []
+    for call in (value, both):
+        start = time.perf_counter()
+        call()
+        timings.append(Timing(first=time.perf_counter() - start))
+        numbers.append(workloads.calibrate(call, protocol)[0])
+    for _ in range(protocol.repeats):
+        for call, timing, number in zip((value, both), timings, numbers):
+            timing.times.append(workloads.repeat(call, number)[0] / number)
+    ratio = statistics.median(b / v for v, b in zip(timings[0].times, timings[1].times))
+    return timings[0], timings[1], ratio
 
 
 @dataclass
@@ -292,9 +270,6 @@ WORKLOADS = ("W1", "W2", "W3", "W4")
 
 def workload_ratios(quick: bool = False) -> list[tuple[str, float, float, float]]:
     """(workload, time(value), time(value + gradient), ratio) for W1-W4, compiled with the defaults."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import workloads
-
     programs = workloads.load_programs()
     found = []
     for row in WORKLOADS:

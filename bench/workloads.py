@@ -790,18 +790,24 @@ QUICK = Protocol(warmup_min_calls=1, warmup_min_s=0.0, cheap_min_calls=1, cheap_
                  repeat_min_s=0.01, repeats=3)
 
 
-def time_calls(prep: Prepared, protocol: Protocol = DEFAULT) -> dict:
-    """The timing protocol on a Prepared: first call, warm-up, ``number``, repeats. Returns
-    the figures and the first and last outputs (framework values)."""
+def repeat(call: Callable[[], Any], number: int) -> tuple[float, Any]:
+    """``number`` back-to-back calls: (seconds, the last output)."""
+    result = None
+    start = time.perf_counter()
+    for _ in range(number):
+        result = call()
+    return time.perf_counter() - start, result
+
+
+def calibrate(call: Callable[[], Any], protocol: Protocol = DEFAULT) -> tuple[int, int, Any]:
+    """After the first call: the warm-up, then ``number`` (calls per repeat) grown until one repeat
+    lasts ``repeat_min_s``, those runs counting as more warm-up. Returns (number, calls made, the
+    last output)."""
     perf = time.perf_counter
-    start = perf()
-    first_out = prep.first()
-    first_s = perf() - start
-    out = first_out
     # warm-up: >= 2 calls and >= 0.2 s, or (cheap) >= 30 calls and >= 0.05 s
     calls, start = 0, perf()
     while True:
-        out = prep.call()
+        out = call()
         calls += 1
         elapsed = perf() - start
         if calls >= protocol.warmup_min_calls and elapsed >= protocol.warmup_min_s:
@@ -810,25 +816,24 @@ def time_calls(prep: Prepared, protocol: Protocol = DEFAULT) -> dict:
             break
     per_call = elapsed / calls
     number = max(1, math.ceil(protocol.repeat_min_s / max(per_call, 1e-9)))
-    call = prep.call
-
-    def repeat(k: int) -> tuple[float, Any]:
-        result = None
-        t0 = perf()
-        for _ in range(k):
-            result = call()
-        return perf() - t0, result
-
-    # make sure one repeat really lasts repeat_min_s (these runs count as more warm-up)
     while True:
-        seconds, out = repeat(number)
+        seconds, out = repeat(call, number)
         calls += number
         if seconds >= protocol.repeat_min_s:
-            break
+            return number, calls, out
         number = max(number + 1, math.ceil(number * 1.2 * protocol.repeat_min_s / max(seconds, 1e-9)))
+
+
+def time_calls(prep: Prepared, protocol: Protocol = DEFAULT) -> dict:
+    """The timing protocol on a Prepared: first call, warm-up, ``number``, repeats. Returns
+    the figures and the first and last outputs (framework values)."""
+    start = time.perf_counter()
+    first_out = prep.first()
+    first_s = time.perf_counter() - start
+    number, calls, out = calibrate(prep.call, protocol)
     times = []
     for _ in range(protocol.repeats):
-        seconds, out = repeat(number)
+        seconds, out = repeat(prep.call, number)
         times.append(seconds / number)
     return {"first_s": first_s, "median_s": statistics.median(times), "min_s": min(times), "number": number,
             "repeats": len(times), "times_s": times, "warmup_calls": calls,
