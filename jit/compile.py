@@ -25,6 +25,7 @@ import numpy as np
 from relayish.expr import Function
 from relayish.types import FuncType, Shape, TensorType, TupleType
 
+from .collector import older_objects_frozen
 from .kernels.registry import purge_numba_caches
 from .passes import DEFAULT_OPT_LEVEL, explain, optimize
 from .lower import CompileError, Lowering
@@ -69,6 +70,7 @@ class CompiledFunction:
             exec(builtins.compile(source, f"<relayish jit @{self.name}>", "exec"), namespace)  # noqa: S102 - our own code
             self._program = (source, namespace[lowering.global_names[self.name]])
             self.warns = lowering.numpy_scalars or self.target != "cpu"
+            self.heap_objects = lowering.heap_objects
         return self._program
 
     @property
@@ -107,7 +109,8 @@ class CompiledFunction:
         sys.setrecursionlimit(max(limit, RECURSION_LIMIT))  # Python-to-Python calls use no C stack (3.11)
         try:
             # NumPy warns where it computes scalars; the evaluator's semantics have no warnings
-            with np.errstate(all="ignore") if self.warns else nullcontext():
+            with np.errstate(all="ignore") if self.warns else nullcontext(), \
+                    older_objects_frozen() if self.heap_objects else nullcontext():
                 if self.plain:
                     return entry(*checked)
                 result = entry(*(self.boundary.inward(a, t) for a, t in zip(checked, fn_type.params)))

@@ -64,13 +64,16 @@ class Lowering:
         self.target = target
         self.runtime = target_runtime(target)
         self.namespace: dict[str, Any] = {"_unit": (), "_zeros": self.runtime.zeros, "_asarray": np.asarray,
-                                          "_accumulate_into": accumulate_into, **scalars.NAMESPACE}
+                                          "_accumulate_into": accumulate_into, "_take_at": take_at,
+                                          "_scatter_add_at": scatter_add_at, "_scatter_add_at_in_place": scatter_add_at_in_place,
+                                          **scalars.NAMESPACE}
         self.uses = use_counts(*module.functions.values())
         self.names: dict[int, str] = {}
         self.used: set[str] = set(self.namespace)
         self.constant_names: dict[int, str] = {}  # id(object) -> its name; the namespace keeps the object alive
         self.in_loop = False  # emitting the body of a while-True loop (a function's tail calls)
         self.numpy_scalars = False  # emitted NumPy scalar arithmetic, which warns unless told not to
+        self.heap_objects = False  # defines closures or makes references: objects the cyclic GC tracks (jit/collector.py)
         self.dim_names: list[str] = []  # dimension variables bound by the enclosing functions
         self.made: list[set[int]] = [set()]  # per function being emitted: the variables its lets bind
         self.global_names = {name: self.fresh(f"g_{name}") for name in module.functions}
@@ -125,6 +128,7 @@ class Lowering:
         em.line(f"    return {python}({', '.join(params)}) if {deep} else _np.{result}({value})")
 
     def function(self, pyname: str, fn: Function, self_ref: tuple, em: Emitter) -> None:
+        self.heap_objects = self.heap_objects or self_ref[0] != "global"
         factory = None
         if self.in_loop:  # Python closures read variables when called; a loop rebinds them: capture now
             own = self_ref[1] if self_ref[0] == "local" else None
@@ -243,12 +247,28 @@ class Lowering:
 
     def accumulate(self, cell: str, call: Call, em: Emitter) -> None:
         """``cell := call``, in place where the cell's array is not shared (``in_place_kernel``)."""
+        axis = self.one_index_axis(call)
+        if axis is not None:  # a scalar's adjoint in a loop reading x[i]: NumPy adds it, no kernel call
+            index, update = (self.atom(a, em) for a in call.args[1:])
+            em.line(f"_accumulate_into({cell}, _scatter_add_at_in_place, _scatter_add_at, {index}, {update}, {axis})")
+            return
         fn = self.in_place_kernel(call)
         in_place = fn.py_func.__globals__["accumulate"]
         arrays = [self.array(a, em) for a in call.args[1:]]
         name = call.callee.name if isinstance(call.callee, Op) else "matmul_add"
         args = [cell, self.constant(in_place, f"k_{name}_in_place"), self.constant(fn, f"k_{name}")]
         em.line(f"_accumulate_into({', '.join(args + arrays)})")
+
+    def one_index_axis(self, call: Call) -> int | None:
+        """The axis of a CPU ``scatter_add`` of one index (a rank-0 index), None for other calls."""
+        if not (self.target == "cpu" and isinstance(call.callee, Op) and call.callee.name == "scatter_add"):
+            return None
+        data, index = (self.types.get(id(a)) for a in call.args[:2])
+        axis = lookup_op("scatter_add").full_attrs(call.attrs)["axis"]
+        if not (scalars.is_scalar(index) and isinstance(data, TensorType) and isinstance(data.dtype, BaseType)
+                and data.dtype != HALF and (axis is not None or data.shape.rank == 1)):
+            return None
+        return (axis or 0) % data.shape.rank  # the type checker has checked the axis
 
     def in_place_kernel(self, call: Call) -> Any | None:
         """The kernel of a call that can also update its first argument in place (its module's
@@ -361,6 +381,7 @@ class Lowering:
             callee = self.atom(e.callee, em)
             return f"{callee}({', '.join(self.atom(a, em) for a in e.args)})"
         if isinstance(e, RefNew):
+            self.heap_objects = True
             return f"[{self.atom(e.value, em)}]"
         if isinstance(e, RefRead):
             return f"{self.atom(e.ref, em)}[0]"
@@ -410,6 +431,9 @@ class Lowering:
             return f"{name}({', '.join(args)})"
         if op.name == "squeeze" and attrs["axis"] is None:  # name the axes: a kernel's rank is fixed
             attrs = {**attrs, "axis": tuple(i for i, d in enumerate(types[0].shape.dims) if d.value == 1)}
+        result = self.types.get(id(e))
+        if not args and scalars.is_scalar(result):  # a rank-0 fill (AD's zero adjoints): a NumPy scalar, not a call
+            return self.constant(op.compute(**attrs)[()], "c")
         if args and all(t.rank == 0 for t in arg_types):
             inline = scalars.expression(op.name, args, types, attrs)
             self.numpy_scalars = True
@@ -419,9 +443,11 @@ class Lowering:
             view = view_expression(op.name, attrs, e.args, args, types)
             if view is not None:
                 return view
+        axis = self.one_index_axis(e)
+        if axis is not None:
+            return f"_scatter_add_at({', '.join(args)}, {axis})"
         if op.name == "mul" and args[0] == args[1]:  # x * x (what AD writes for tanh's derivative): one read
             op, args, arg_types = lookup_op("sq"), args[:1], arg_types[:1]
-        result = self.types.get(id(e))
         half = isinstance(result, TensorType) and result.dtype == HALF
         if any(t.dtype == "float16" for t in arg_types) or attrs.get("dtype") == HALF:
             if self.target == "cuda":
@@ -444,7 +470,8 @@ HALF = FloatType(16)
 def view_expression(name: str, attrs: dict, nodes: list[Expr], args: list[str], types: list[Type]) -> str | None:
     """NumPy's own view for ``transpose`` and for ``take`` of one constant index inside the static
     size: what the kernel computes, without a kernel call (~1-2 us each; W4's gradient has 100
-    transposes and 50 takes of ``xs[t]``). A view is safe to hand on: values are immutable, and
+    transposes and 50 takes of ``xs[t]``); ``take`` of one index known only at run time is the
+    same after a range check (``take_at``). A view is safe to hand on: values are immutable, and
     ``accumulate_into`` updates in place only an array that owns its memory. None otherwise."""
     if name not in ("transpose", "take"):
         return None
@@ -462,7 +489,39 @@ def view_expression(name: str, attrs: dict, nodes: list[Expr], args: list[str], 
         if size is None or not 0 <= index < size:
             return None
         return f"{args[0]}[{':, ' * (axis % rank)}{index}]"
+    if name == "take" and scalars.is_scalar(types[1]) and not isinstance(nodes[1], Constant) and \
+            (attrs["axis"] is not None or rank == 1):  # the type checker has checked the axis
+        axis = 0 if attrs["axis"] is None else attrs["axis"]
+        return f"_take_at({args[0]}, {args[1]}, {axis % rank})"
     return None
+
+
+def one_index(op: str, data: np.ndarray, index: Any, axis: int) -> tuple:
+    """The NumPy index of position ``index`` along ``axis``, checked as the kernels check it (no wrap-around)."""
+    size = data.shape[axis]
+    if not 0 <= index < size:
+        raise IndexError(f"{op}: index {index} is out of range for axis {axis} of size {size}")
+    return (slice(None),) * axis + (index,)
+
+
+def take_at(data: np.ndarray, index: Any, axis: int) -> Any:
+    """``take`` of one index: NumPy's indexing, a view (or a NumPy scalar of a vector) for ~0.3 us
+    instead of a kernel call's ~1 us, what a loop reading ``x[i]`` pays per step
+    (bench/cheap_gradient.py's b and c)."""
+    return data[one_index("take", data, index, axis)]
+
+
+def scatter_add_at(data: np.ndarray, index: Any, update: Any, axis: int) -> np.ndarray:
+    """``scatter_add`` of one index (take_at's adjoint): a copy of ``data`` with ``update`` added there."""
+    out = data.copy()
+    out[one_index("scatter_add", data, index, axis)] += update
+    return out
+
+
+def scatter_add_at_in_place(data: np.ndarray, index: Any, update: Any, axis: int) -> np.ndarray:
+    """``scatter_add_at`` into ``data`` itself (``accumulate_into`` calls it where nothing else sees ``data``)."""
+    data[one_index("scatter_add", data, index, axis)] += update
+    return data
 
 
 def widened(attrs: dict, arg_types: list[ArgType]) -> tuple[dict, list[ArgType]]:

@@ -12,7 +12,8 @@ may be written in place or bound to a variable:
   ``reshape_like`` and ``cast_like`` of ``x`` to its own type -> ``x``;
 - ``broadcast_to_like(ones_like(s), y)`` -> ``ones_like(y)`` (zeros alike);
 - ``sum_to(x, y)`` summing x's leading axes, or at equal rank axes where y has size 1 ->
-  ``sum(x, axis=..., keepdims=...)``, which fusion joins to the group computing ``x``;
+  ``sum(x, axis=..., keepdims=...)``, which fusion joins to the group computing ``x`` (x
+  numeric: ``sum_to`` also takes booleans, ``sum`` does not);
 - ``zeros_like(x)``, ``ones_like(x)`` of a static type -> ``full(shape=..., fill_value=0 or 1,
   dtype=...)``: only ``x``'s type mattered, so what computes ``x`` may become dead (the
   gradient of a mean reads its argument for its size), and ``fold_constants`` can compute it.
@@ -32,7 +33,7 @@ import numpy as np
 from relayish.expr import Call, Constant, Expr, Function, Op, Var, Zero
 from relayish.module import Module
 from relayish.traverse import ExprMutator, post_order
-from relayish.types import BaseType, Shape, TensorType, Type
+from relayish.types import BaseType, BoolType, Shape, TensorType, Type
 from typecheck import expr_types, infer
 from typecheck.inference import declared_type
 
@@ -142,7 +143,8 @@ class _Simplify(ExprMutator):
         that computes ``x``; a ``sum_to`` is a kernel of its own (W4: 50 of them, one per step)."""
         x, result = self.type_of(old.args[0]), self.type_of(old)
         if not (isinstance(x, TensorType) and isinstance(x.shape, Shape) and isinstance(result, TensorType)
-                and isinstance(result.shape, Shape) and is_removable(old.args[1], self.type_of)):
+                and isinstance(result.shape, Shape) and is_removable(old.args[1], self.type_of)
+                and not isinstance(x.dtype, BoolType)):  # sum_to takes booleans, sum does not
             return new
         dims, kept = x.shape.dims, result.shape.dims
         lead = len(dims) - len(kept)

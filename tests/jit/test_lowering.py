@@ -254,3 +254,90 @@ def test_a_transpose_read_more_than_once_is_copied_into_row_order_once():
     for a, b in zip(got, expected):
         np.testing.assert_allclose(a, b, rtol=1e-6)
     assert got[2].base is not None  # the transpose read once: a view of x
+
+
+def test_a_scalar_fill_is_a_numpy_scalar_not_a_kernel_call():
+    """What AD writes for every scalar adjoint (``full(shape=())``, once per loop step)."""
+    module = relayish.parse(f"""
+    def @main(%x: {F32}) {{
+      (%x * @full(shape=(), fill_value=2.5), @full(shape=(), fill_value=7, dtype=IntType(8)), @full(shape=(2,)))
+    }}""")
+    for level in (0, 3):
+        compiled = relayish.compile(module, "main", opt_level=level)
+        assert compiled.source.count("k_full") == 1  # the vector's
+        for a, b in zip(compiled(np.float32(2)), relayish.evaluate(module, "main", np.float32(2))):
+            np.testing.assert_array_equal(a, b, strict=True)
+
+
+@st.composite
+def one_index(draw):
+    """Data of rank 1-3 (sizes 0-4), an axis (None on vectors, negative ones too), an index
+    sometimes out of range, and an update of the slice's shape."""
+    dtype = draw(st.sampled_from([np.float32, np.float64, np.int32, np.uint8]))
+    shape = draw(st.lists(st.integers(0, 4), min_size=1, max_size=3))
+    data = np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape) + dtype(1)
+    axis = None if len(shape) == 1 and draw(st.booleans()) else draw(st.integers(-len(shape), len(shape) - 1))
+    normal = 0 if axis is None else axis % len(shape)
+    index = draw(st.integers(-1, shape[normal]))
+    rest = shape[:normal] + shape[normal + 1:]
+    update = (np.arange(int(np.prod(rest)), dtype=dtype) + dtype(3)).reshape(rest)
+    return data, np.int32(index), update, axis, normal
+
+
+def outcome(fn, *args, **kwargs):
+    try:
+        return np.asarray(fn(*args, **kwargs))
+    except IndexError as err:
+        return f"IndexError: {err}"
+
+
+@given(case=one_index())
+def test_take_and_scatter_add_of_one_index_are_the_operators_reference(case):
+    """jit/lower.py's NumPy indexing for a rank-0 index (no kernel call) against relayish.ops."""
+    from jit.lower import scatter_add_at, scatter_add_at_in_place, take_at
+
+    data, index, update, axis, normal = case
+    want = outcome(get_op("take"), data, index, axis=axis)
+    got = outcome(take_at, data, index, normal)
+    if isinstance(want, str):
+        assert isinstance(got, str) and f"index {index} is out of range" in got
+    else:
+        np.testing.assert_array_equal(got, want, strict=True)
+    want = outcome(get_op("scatter_add"), data, index, update, axis=axis)
+    kept = data.copy()
+    got = outcome(scatter_add_at, data, index, update, normal)
+    np.testing.assert_array_equal(data, kept)  # the copying version leaves data alone
+    target = data.copy()
+    in_place = outcome(scatter_add_at_in_place, target, index, update, normal)
+    if isinstance(want, str):
+        assert isinstance(got, str) and isinstance(in_place, str)
+        np.testing.assert_array_equal(target, kept)  # nothing written before the range check fails
+    else:
+        np.testing.assert_array_equal(got, want, strict=True)
+        np.testing.assert_array_equal(in_place, want, strict=True)
+        np.testing.assert_array_equal(target, want)  # written into the array itself
+
+
+def test_a_loop_reading_one_element_per_step_indexes_without_kernels():
+    """take and its adjoint with an index known at run time: NumPy indexing in the generated
+    Python; the evaluator's values and its error for an index out of range."""
+    module = relayish.parse(f"""
+    def @loss(%x: Tensor(FloatType(32), Shape(5)), %n: {I32}) -> {F32} {{
+      let %loop = fn (%i: {I32}, %acc: {F32}) -> {F32} {{
+        if %i == %n then %acc else %loop(%i + 1, %acc + @sin(@take(%x, %i)))
+      }} in
+      %loop(0, 0.0)
+    }}
+    def @vg(%x: Tensor(FloatType(32), Shape(5)), %n: {I32}) {{
+      Grad(fn (%y: Tensor(FloatType(32), Shape(5))) -> {F32} {{ @loss(%y, %n) }})(%x)
+    }}""")
+    compiled = relayish.compile(module, "vg")
+    assert "k_take" not in compiled.source and "k_scatter_add" not in compiled.source
+    assert "_take_at(" in compiled.source and "_scatter_add_at_in_place" in compiled.source
+    x = np.linspace(-1, 1, 5, dtype=np.float32)
+    value, (grad,) = compiled(x, np.int32(4))
+    want_value, (want_grad,) = relayish.evaluate(module, "vg", x, np.int32(4))
+    np.testing.assert_allclose(value, want_value, rtol=1e-6)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-6)
+    with pytest.raises(RelayRuntimeError, match="take: index 5 is out of range for axis 0 of size 5"):
+        compiled(x, np.int32(6))
