@@ -17,11 +17,20 @@ bounded (switching the collector off would keep every cycle a long loop makes un
 ends). Same program after this: 13.1 ms. An object that existed before the call and became
 garbage during it is collected by the next full collection after it.
 
+Full collections during the call: what the call made and still holds is a tape that only grows
+until the backward pass, so walking it again finds nothing; Python's rule (a full collection
+once objects promoted since the last one reach a quarter of those it kept) walks a growing tape
+about five times over. So while frozen, a full collection waits for ``FULL_EVERY`` collections
+of the middle generation instead of 10 (``gc.set_threshold``'s third number, put back after):
+about 700,000 allocations. Program ``c`` at 32,768 steps: 281 ms with 6 full collections a call
+(95 ms of them), 185 ms with none; the young generations are collected as before.
+
 Left alone: a process whose permanent generation is not empty froze objects itself (a server
 before ``fork``, say); unfreezing would undo that, so from then on calls run without this
 (checking again would walk the frozen objects on every call). A process that switched the
 collector off gets nothing changed either. Calls on several threads, or nested, freeze once:
-the first to start freezes, the last to finish unfreezes.
+the first to start freezes, the last to finish unfreezes (thresholds another thread sets
+meanwhile are replaced by those seen at the freeze).
 """
 
 from __future__ import annotations
@@ -31,15 +40,18 @@ import threading
 from contextlib import contextmanager
 from typing import Iterator
 
+FULL_EVERY = 100  # collections of the middle generation per full collection, while frozen
+
 _LOCK = threading.Lock()
 _ACTIVE = 0  # calls running inside the freeze
+_THRESHOLDS = (700, 10, 10)  # the collector's thresholds before the freeze, put back after it
 _FROZEN_BY_OTHERS = False  # the permanent generation held objects we did not put there: never touch it
 
 
 @contextmanager
 def older_objects_frozen() -> Iterator[None]:
     """Within the block, collections see only the objects made in it (module docstring)."""
-    global _ACTIVE, _FROZEN_BY_OTHERS
+    global _ACTIVE, _FROZEN_BY_OTHERS, _THRESHOLDS
     with _LOCK:
         joined = False
         if _ACTIVE:
@@ -49,6 +61,9 @@ def older_objects_frozen() -> Iterator[None]:
                 _FROZEN_BY_OTHERS = True
             else:
                 gc.freeze()
+                _THRESHOLDS = gc.get_threshold()
+                young, middle, full = _THRESHOLDS
+                gc.set_threshold(young, middle, max(full, FULL_EVERY))
                 joined = True
         if joined:
             _ACTIVE += 1
@@ -59,4 +74,5 @@ def older_objects_frozen() -> Iterator[None]:
             with _LOCK:
                 _ACTIVE -= 1
                 if not _ACTIVE:
+                    gc.set_threshold(*_THRESHOLDS)
                     gc.unfreeze()

@@ -38,8 +38,10 @@ def fresh_state(monkeypatch):
 
 def test_older_objects_are_frozen_within_and_back_after():
     before = Node()
+    thresholds = gc.get_threshold()
     with older_objects_frozen():
         assert gc.get_freeze_count() > 0
+        assert gc.get_threshold() == (*thresholds[:2], max(thresholds[2], collector.FULL_EVERY))
         assert not any(o is before for o in gc.get_objects())  # in the permanent generation
         made = Node()
         dead = weakref.ref(made)
@@ -50,19 +52,20 @@ def test_older_objects_are_frozen_within_and_back_after():
         del before
         gc.collect()  # a cycle older than the block waits for the next collection after it
         assert old() is not None
-    assert gc.get_freeze_count() == 0
+    assert gc.get_freeze_count() == 0 and gc.get_threshold() == thresholds
     gc.collect()
     assert old() is None
 
 
 def test_nested_blocks_and_exceptions_unfreeze_once_at_the_end():
+    thresholds = gc.get_threshold()
     with pytest.raises(ZeroDivisionError):
         with older_objects_frozen():
             with older_objects_frozen():
                 assert gc.get_freeze_count() > 0
             assert gc.get_freeze_count() > 0  # the inner block leaves the outer one's freeze
             1 / 0  # noqa: B018
-    assert gc.get_freeze_count() == 0 and collector._ACTIVE == 0
+    assert gc.get_freeze_count() == 0 and collector._ACTIVE == 0 and gc.get_threshold() == thresholds
 
 
 def test_threads_freeze_once_and_the_last_one_out_unfreezes():
