@@ -244,6 +244,15 @@ def test_only_selects_rows():
 # -- W7 and the command line --------------------------------------------------------------------
 
 
+def test_w7_runs_cache_bytecode_as_python_does_by_default(monkeypatch, tmp_path):
+    """The other frameworks load bytecode pip compiled; relayish's checkout gets its own cached
+    by the untimed run even where the environment says not to write any."""
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    env = W.w7_environment(str(tmp_path))
+    assert "PYTHONDONTWRITEBYTECODE" not in env and os.environ["PYTHONDONTWRITEBYTECODE"] == "1"
+    assert env["RELAYISH_CACHE_DIR"] == env["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path)
+
+
 @pytest.mark.parametrize("impl", ("numpy", "relayish-interp", "relayish-jit", "jax", "torch", "torch-compile"))
 def test_w7_program_prints_the_w2_loss(impl, kernel_cache):
     need(impl)
