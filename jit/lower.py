@@ -249,6 +249,7 @@ class Lowering:
         """``cell := call``, in place where the cell's array is not shared (``in_place_kernel``)."""
         axis = self.one_index_axis(call)
         if axis is not None:  # a scalar's adjoint in a loop reading x[i]: NumPy adds it, no kernel call
+            self.numpy_scalars = True  # NumPy's addition of one element warns on overflow
             index, update = (self.atom(a, em) for a in call.args[1:])
             em.line(f"_accumulate_into({cell}, _scatter_add_at_in_place, _scatter_add_at, {index}, {update}, {axis})")
             return
@@ -445,6 +446,7 @@ class Lowering:
                 return view
         axis = self.one_index_axis(e)
         if axis is not None:
+            self.numpy_scalars = True  # NumPy's addition of one element warns on overflow
             return f"_scatter_add_at({', '.join(args)}, {axis})"
         if op.name == "mul" and args[0] == args[1]:  # x * x (what AD writes for tanh's derivative): one read
             op, args, arg_types = lookup_op("sq"), args[:1], arg_types[:1]

@@ -155,3 +155,44 @@ def test_a_group_whose_every_axis_has_size_one():
     y, total = compiled(x)
     np.testing.assert_array_equal(y, [[3.0]])
     assert total == 4.0
+
+
+def test_element_loops_prefer_512_bit_vectors():
+    """jit/kernels/vector_width.py: the attribute is on the LLVM function that calls
+    ``_wide_vectors()``, not on others; where the machine has AVX-512 the loop uses it; the values
+    are the same. Every fused kernel's ``_part`` calls it."""
+    import sys
+
+    import llvmlite.binding as llvm
+    import numba
+
+    from jit.kernels.vector_width import ATTRIBUTE, SOURCE
+
+    namespace: dict = {"numba": numba, "np": np}
+    exec(SOURCE + """
+def narrow(x, y, out):
+    for i in range(x.size):
+        out[i] = x[i] * np.float32(3.0) + y[i]
+
+def wide(x, y, out):
+    _wide_vectors()
+    for i in range(x.size):
+        out[i] = x[i] * np.float32(3.0) + y[i]
+""", namespace)
+    narrow, wide = (numba.njit(namespace[name]) for name in ("narrow", "wide"))
+    x, y = np.arange(1000, dtype=np.float32), np.ones(1000, np.float32)
+    outs = [np.empty_like(x), np.empty_like(x)]
+    narrow(x, y, outs[0])
+    wide(x, y, outs[1])
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(outs[1], x * 3 + 1)
+    ir_wide, ir_narrow = (next(iter(f.inspect_llvm().values())) for f in (wide, narrow))
+    assert ATTRIBUTE in ir_wide and ATTRIBUTE not in ir_narrow
+    if "+avx512f" in llvm.get_host_cpu_features().flatten().split(","):
+        assert "zmm" in next(iter(wide.inspect_asm().values()))
+    typed, fused = program("w1", "f32")
+    compiled = relayish.compile(fused, "main")
+    compiled(*(np.ones(3, np.float32),) * 3)
+    kernel = compiled.program()[1].__globals__["k_fused"]
+    source = Path(sys.modules[kernel.__module__].__file__).read_text()
+    assert "):\n    _wide_vectors()\n" in source.split("def _part(")[1]

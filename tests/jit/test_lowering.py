@@ -341,3 +341,21 @@ def test_a_loop_reading_one_element_per_step_indexes_without_kernels():
     np.testing.assert_allclose(grad, want_grad, rtol=1e-6)
     with pytest.raises(RelayRuntimeError, match="take: index 5 is out of range for axis 0 of size 5"):
         compiled(x, np.int32(6))
+
+
+def test_scatter_add_of_one_index_overflows_without_a_warning():
+    """NumPy warns where its addition of one element overflows; the evaluator's semantics
+    wrap integers and give IEEE infinities, without warnings."""
+    module = relayish.parse(f"""
+    def @ints(%x: Tensor(IntType(32), Shape(3)), %i: {I32}, %u: {I32}) {{ @scatter_add(%x, %i, %u) }}
+    def @floats(%x: Tensor(FloatType(32), Shape(3)), %i: {I32}, %u: {F32}) {{ @scatter_add(%x, %i, %u) }}""")
+    big = np.iinfo(np.int32).max
+    cases = {"ints": (np.full(3, big, np.int32), np.int32(1), np.int32(big)),
+             "floats": (np.full(3, 3e38, np.float32), np.int32(2), np.float32(3e38))}
+    for name, args in cases.items():
+        compiled = relayish.compile(module, name)
+        assert "_scatter_add_at(" in compiled.source
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = compiled(*args)
+        np.testing.assert_array_equal(got, relayish.evaluate(module, name, *args), strict=True)
