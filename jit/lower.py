@@ -247,7 +247,7 @@ class Lowering:
 
     def accumulate(self, cell: str, call: Call, em: Emitter) -> None:
         """``cell := call``, in place where the cell's array is not shared (``in_place_kernel``)."""
-        axis = self.one_index_axis(call)
+        axis = self.scatter_add_axis(call)
         if axis is not None:  # a scalar's adjoint in a loop reading x[i]: NumPy adds it, no kernel call
             self.numpy_scalars = True  # NumPy's addition of one element warns on overflow
             index, update = (self.atom(a, em) for a in call.args[1:])
@@ -260,25 +260,26 @@ class Lowering:
         args = [cell, self.constant(in_place, f"k_{name}_in_place"), self.constant(fn, f"k_{name}")]
         em.line(f"_accumulate_into({', '.join(args + arrays)})")
 
-    def one_index_axis(self, call: Call) -> int | None:
-        """The axis of a CPU ``scatter_add`` of one index (a rank-0 index), None for other calls."""
+    def scatter_add_axis(self, call: Call) -> int | None:
+        """The axis of a CPU ``scatter_add`` of one index (``one_index_axis``), None for other calls."""
         if not (self.target == "cpu" and isinstance(call.callee, Op) and call.callee.name == "scatter_add"):
             return None
         data, index = (self.types.get(id(a)) for a in call.args[:2])
-        axis = lookup_op("scatter_add").full_attrs(call.attrs)["axis"]
-        if not (scalars.is_scalar(index) and isinstance(data, TensorType) and isinstance(data.dtype, BaseType)
-                and data.dtype != HALF and (axis is not None or data.shape.rank == 1)):
+        if not (isinstance(data, TensorType) and isinstance(data.dtype, BaseType) and data.dtype != HALF):
             return None
-        return (axis or 0) % data.shape.rank  # the type checker has checked the axis
+        return one_index_axis(data, index, lookup_op("scatter_add").full_attrs(call.attrs)["axis"])
 
     def in_place_kernel(self, call: Call) -> Any | None:
         """The kernel of a call that can also update its first argument in place (its module's
-        ``accumulate``): ``scatter_add`` (take's adjoint) and a ``c + a @ b`` group
-        (jit/passes/products.py); None for any other call or where the CPU kernels cannot."""
+        ``accumulate``): ``scatter_add`` (take's adjoint; ``scatter_add_at`` for one index, which
+        NumPy adds) and a ``c + a @ b`` group (jit/passes/products.py); None for any other call or
+        where the CPU kernels cannot."""
         types = [self.types.get(id(a)) for a in call.args]
         if not (self.target == "cpu" and all(isinstance(t, TensorType) and isinstance(t.dtype, BaseType)
                                              and t.dtype != HALF for t in types) and types[0].shape.rank > 0):
             return None
+        if self.scatter_add_axis(call) is not None:
+            return scatter_add_at
         if isinstance(call.callee, Op) and call.callee.name == "scatter_add":
             arg_types = [ArgType.of(t) for t in types]
             return kernel("scatter_add", lookup_op("scatter_add").full_attrs(call.attrs), arg_types, self.target)
@@ -444,7 +445,7 @@ class Lowering:
             view = view_expression(op.name, attrs, e.args, args, types)
             if view is not None:
                 return view
-        axis = self.one_index_axis(e)
+        axis = self.scatter_add_axis(e)
         if axis is not None:
             self.numpy_scalars = True  # NumPy's addition of one element warns on overflow
             return f"_scatter_add_at({', '.join(args)}, {axis})"
@@ -491,11 +492,20 @@ def view_expression(name: str, attrs: dict, nodes: list[Expr], args: list[str], 
         if size is None or not 0 <= index < size:
             return None
         return f"{args[0]}[{':, ' * (axis % rank)}{index}]"
-    if name == "take" and scalars.is_scalar(types[1]) and not isinstance(nodes[1], Constant) and \
-            (attrs["axis"] is not None or rank == 1):  # the type checker has checked the axis
-        axis = 0 if attrs["axis"] is None else attrs["axis"]
-        return f"_take_at({args[0]}, {args[1]}, {axis % rank})"
+    axis = one_index_axis(ty, types[1], attrs["axis"]) if name == "take" else None
+    if axis is not None and not isinstance(nodes[1], Constant):
+        return f"_take_at({args[0]}, {args[1]}, {axis})"
     return None
+
+
+def one_index_axis(data: Type | None, index: Type | None, axis: int | None) -> int | None:
+    """The axis (normalized) along which a rank-0 ``index`` picks one position of ``data``, for
+    ``take`` and ``scatter_add`` (``axis`` None is the flattened data: one axis only for a vector);
+    None otherwise. The type checker has checked the axis."""
+    if not (scalars.is_scalar(index) and isinstance(data, TensorType) and isinstance(data.shape, Shape)
+            and (axis is not None or data.shape.rank == 1)):
+        return None
+    return (axis or 0) % data.shape.rank
 
 
 def one_index(op: str, data: np.ndarray, index: Any, axis: int) -> tuple:
