@@ -1,4 +1,4 @@
-"""Higher-order reverse-mode AD through backpropagator closures and references (DESIGN.md 5).
+"""Higher-order reverse-mode AD through backpropagator closures and references (docs/design.md).
 
 - ``expand(module)``: every ``Grad`` node replaced by its expansion (what the evaluator runs);
 - ``grad(module, name)``: the module with ``@<name>_grad``, the expanded ``Grad(@name)``,

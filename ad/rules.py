@@ -172,7 +172,7 @@ def _sum(s: Site) -> list[Expr | None]:
 
 
 def _mean(s: Site) -> list[Expr | None]:
-    count = op("sum", op("ones_like", s.args[0]), **_reduce_attrs(s))
+    count = op("ndarray_size", s.args[0], axis=s.attrs["axis"], dtype=s.out_type.dtype)
     return [op("broadcast_to_like", op("div", _kept(s, s.g), count), s.args[0])]
 
 
@@ -284,7 +284,7 @@ def _softmax_cross_entropy(s: Site) -> list[Expr | None]:
     d/dz = (softmax(z) - y) / P, d/dy = -z / P, with P the number of positions."""
     z, labels = s.args
     axis = s.attrs["axis"]
-    positions = op("sum", op("ones_like", op("sum", z, axis=axis)))
+    positions = op("ndarray_size", z, axis=axis, exclude=True, dtype=s.out_type.dtype)
     scale = op("div", s.g, positions)
     return [op("mul", op("sub", op("softmax", z, axis=axis), labels), scale), op("neg", op("mul", z, scale))]
 

@@ -1,13 +1,13 @@
 """The cheap-gradient suite (issue 9 item 4): time(value + gradient) / time(value) in the JIT
 over growing sizes, on programs where naive reverse mode is asymptotically slower than the
-program it differentiates ("Differentiating a tensor language", ../shared/papers/).
+program it differentiates (Bernstein et al., "Differentiating a Tensor Language", arXiv:2008.11256).
 
 Run:  python3 bench/cheap_gradient.py [--quick] [--sizes 32,128,512] [--only a,b,c,d] [--json PATH]
                                        [--timeout S] [--mem-limit GB] [--workloads | --no-workloads]
 
 After the suite (unless ``--only`` or ``--no-workloads``), the same ratio for the benchmark
-workloads W1-W4 (bench/programs.py: ``@wK_loss`` and ``@wK_vg`` on the inputs of
-bench/workloads.py), in this process: the issue's bound there is a ratio of at most 3.
+workloads W1-W4 (docs/workloads.md; bench/programs.py: ``@wK_loss`` and ``@wK_vg`` on the
+inputs of bench/workloads.py), in this process: the issue's bound there is a ratio of at most 3.
 
 Programs (float32, text format, one module per size, shapes concrete; ``m = n``). Default
 sizes (16x apart): n = 32, 128, 512 for ``d``; 128, 512, 2048 for ``a`` and ``b``, and 2048,

@@ -1,5 +1,6 @@
-"""The relayish programs of the benchmark workloads W1-W7 (../shared/WORKLOADS.md), in the
-text format, parsed once by ``module()``.
+"""The relayish programs of the benchmark workloads W1-W7 (docs/workloads.md), in the
+text format, parsed once by ``module()``. W8, the LeNet demo's training step, has no text
+program: it runs as the demo's decorated Python (bench/workloads.py's relayish-relay column).
 
 Each benchmark row runs one global; its arguments are the workload's inputs in the order
 ``ENTRIES`` lists them (data first, then parameters, as drawn), and its result is the

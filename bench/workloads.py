@@ -1,56 +1,85 @@
-"""The benchmark workloads W1-W7 of ../shared/WORKLOADS.md, side by side: hand-written NumPy,
-relayish's reference evaluator, relayish's JIT, Numba (W6), and JAX / PyTorch when installed.
+"""The benchmark workloads W1-W8 of docs/workloads.md, side by side: hand-written NumPy,
+relayish's reference evaluator, relayish's JIT on static text programs, decorated Python
+through ``@relay``, Numba (W6), and JAX / PyTorch when installed.
 
 Run:  python3 bench/workloads.py [--only W1,W2.vg,W7] [--impl numpy,relayish-jit] [--quick]
                                   [--json PATH] [--timeout S] [--mem-limit GB] [--jit-cache DIR]
 
 It prints the machine facts, then one Markdown table: a row per workload (W1.fwd, W1.vg,
-W2.vg, W3.vg, W4.vg, W5.gradgrad, W5.hvp, W6.fib, W6.loop, W7.cold, W7.warm, W7.import), a
-column per implementation with the median time per call and, in parentheses, the min (in
-the same unit), then ``jit/best`` (relayish-jit's median over the best median of the
-non-relayish columns: numpy, numba, jax, jax-scan, torch) and relayish-jit's first call
-(``relayish.compile`` plus the first call: type checking, Grad expansion, lowering and
-kernel compilation). A cell ends with ✓ when every output (value and each gradient) is
-within ``err = max|out - ref| / max|ref| <= 1e-4`` of the float64 reference, checked on
-the first call's outputs and on the last timed call's; otherwise it shows FAIL and the
-error. A cell whose implementation raised, crashed or timed out shows ERROR / TIMEOUT and
-the start of the message; the full messages are listed under the table. ``--json PATH``
-writes every measurement (all repeat times, first call, errors per output, messages).
+W2.vg, W3.vg, W4.vg, W5.gradgrad, W5.hvp, W6.fib, W6.loop, W8.step, W7.cold, W7.warm,
+W7.import), a column per implementation with the median time per call and, in parentheses,
+the min (in the same unit), then the ratios and first calls:
+
+* ``jit/best``: relayish-jit's median over the best median of the non-relayish columns
+  (numpy, numba, jax, jax-scan, torch);
+* ``relay/text`` and ``relay/best`` (when the relayish-relay column is shown): relayish-relay's
+  median over relayish-jit's, which is what writing the decorated Python instead of the text
+  costs, and over the same best non-relayish median;
+* ``jit first call``: ``relayish.compile`` plus the first call (type checking, Grad expansion,
+  optimization, lowering and kernel compilation), and ``relay first call``: the decorated
+  function's first call (translation, the same steps after it; W8: the demo's first training
+  step).
+
+A cell ends with ✓ when every output (value and each gradient) is within
+``err = max|out - ref| / max|ref| <= 1e-4`` of the float64 reference, checked on the first
+call's outputs and on the last timed call's (W8: the first call's only, see below);
+otherwise it shows FAIL and the error. A cell whose implementation raised, crashed or timed
+out shows ERROR / TIMEOUT and the start of the message; the full messages are listed under
+the table. ``--json PATH`` writes every measurement (all repeat times, first call, errors
+per output, messages). The references must reproduce docs/workloads.md's reference table
+(parsed from the file: ``spec_reference``); the header warns where they do not.
 
 Implementations (columns):
 
 * ``numpy``: NumPy forward and hand-derived backward in float32 (im2col convolutions,
   backpropagation through time for W4); for W5 the closed forms (a lower bound, not AD);
-  for W6 plain Python recursion and loop over Python floats (float64, marked †).
+  for W6 plain Python recursion and loop over Python floats (float64, marked †); for W8
+  W3's derivation on LeNet's parameter layouts, then the SGD update in place.
 * ``relayish-interp``: ``relayish.evaluate(module, name, *args)`` on the programs of
-  ``bench/programs.py``.
-* ``relayish-jit``: ``f = relayish.compile(module, name)`` once, then ``f(*args)``. The kernel
-  cache (``RELAYISH_CACHE_DIR``) is a fresh empty directory per measurement unless
-  ``--jit-cache DIR`` names one, so the first call includes compiling every kernel.
+  ``bench/programs.py`` (no W8).
+* ``relayish-jit``: ``f = relayish.compile(module, name)`` once, then ``f(*args)``, on the same
+  static text programs (no W8). The kernel cache (``RELAYISH_CACHE_DIR``) is a fresh empty
+  directory per measurement unless ``--jit-cache DIR`` names one, so the first call includes
+  compiling every kernel.
+* ``relayish-relay``: the form users write: the decorated functions of ``bench/decorated.py``
+  (a fresh copy of the file per cell, so nothing is translated before the first call),
+  called with the arguments relayish-jit gets (converted before timing), on ``@relay``'s
+  default backend, the JIT (worker processes run without ``RELAYISH_BACKEND``, so a setting
+  in the caller's environment does not change the column); the kernel cache as for
+  relayish-jit. W8 is the demo's own code path (``relayish/examples/lenet.py``):
+  ``model = relay.create_model(lenet, seed=0)`` before timing, as the demo creates it before
+  its first step, then per call ``g = relay.grad(model, loss, (x, y))`` and
+  ``relay.update_model_params(model, g, 0.1)``.
 * ``numba`` (W6 only): a hand-written ``@numba.njit`` recursive fib and loop, float32.
 * ``jax`` / ``jax-scan`` / ``torch``, when importable: ``jax.jit`` of the loss or of
   ``jax.value_and_grad`` with ``block_until_ready`` (W4: the Python loop unrolled in jit;
   ``jax-scan``: ``lax.scan``; W5 hvp forward-over-reverse; W6 fib host recursion over 0-d
-  arrays, W6 loop ``lax.fori_loop`` in jit); PyTorch eager, ``torch.no_grad()`` for
-  forward rows, ``torch.autograd.grad`` for gradients (reverse-over-reverse for W5).
-* ``torch-compile`` (W7.cold and W7.warm only, WORKLOADS.md's two ``torch.compile`` rows):
-  the W2 loss under ``torch.compile`` (inductor, C++ on the CPU), gradients by
+  arrays, W6 loop ``lax.fori_loop`` in jit; W8 one jitted function doing value_and_grad and
+  the update, returning the new parameters); PyTorch eager, ``torch.no_grad()`` for forward
+  rows, ``torch.autograd.grad`` for gradients (reverse-over-reverse for W5; W8 then the
+  update in place under ``torch.no_grad()``).
+* ``torch-compile`` (W7.cold and W7.warm only, docs/workloads.md's two ``torch.compile``
+  rows): the W2 loss under ``torch.compile`` (inductor, C++ on the CPU), gradients by
   ``torch.autograd.grad``; cold with an empty inductor cache (``TORCHINDUCTOR_CACHE_DIR``)
   on every run, warm with the cache an earlier run filled.
 
-Timing protocol (WORKLOADS.md, W1-W6): inputs are converted and marked before timing; the
-first call is timed alone; warm-up runs at least 2 more calls and 0.2 s (cheap functions
-stop after 30 calls and 0.05 s); ``number`` is chosen so that one repeat of ``number``
-back-to-back calls takes at least 50 ms; 9 repeats; time per call = repeat time / number;
-median and min. Each (implementation, workload) cell runs in a fresh process of its own
-(``--worker``), with default thread settings, so no cell's imports, threads or compiled
-kernels affect another's; a process past ``--timeout`` seconds or ``--mem-limit`` GB of
-resident memory is killed and its cell says so. W7 times fresh ``python3 -c`` processes (one untimed run, then
-3 timed; median and min): ``W7.cold`` with an empty relayish cache directory on every run,
-``W7.warm`` with the directory an earlier run filled (the same program for the
-implementations that keep no disk cache), ``W7.import`` the import alone; with Python's
-default bytecode caching even where the environment sets ``PYTHONDONTWRITEBYTECODE`` (the
-untimed run writes what a source checkout lacks, as pip does when it installs a package).
+Timing protocol (docs/workloads.md, W1-W6 and W8): inputs are converted and marked before
+timing; the first call is timed alone; warm-up runs at least 2 more calls and 0.2 s (cheap
+functions stop after 30 calls and 0.05 s); ``number`` is chosen so that one repeat of
+``number`` back-to-back calls takes at least 50 ms; 9 repeats; time per call = repeat time /
+number; median and min. A W8 call is one training step: the parameters change with every
+call (successive calls train), so only the first call's outputs, the loss at the initial
+parameters and the parameters after exactly one step, can be checked; the JSON keeps the
+loss the last timed call returned (``last_loss``). Each (implementation, workload) cell runs
+in a fresh process of its own (``--worker``), with default thread settings, so no cell's
+imports, threads or compiled kernels affect another's; a process past ``--timeout`` seconds
+or ``--mem-limit`` GB of resident memory is killed and its cell says so. W7 times fresh
+``python3 -c`` processes (one untimed run, then 3 timed; median and min): ``W7.cold`` with an
+empty relayish cache directory on every run, ``W7.warm`` with the directory an earlier run
+filled (the same program for the implementations that keep no disk cache), ``W7.import`` the
+import alone; with Python's default bytecode caching even where the environment sets
+``PYTHONDONTWRITEBYTECODE`` (the untimed run writes what a source checkout lacks, as pip does
+when it installs a package).
 
 ``--quick`` (for tests and smoke runs; its figures are not the protocol's): warm-up of 1
 call, 10 ms repeats, 3 repeats, 1 timed W7 run.
@@ -59,12 +88,14 @@ call, 10 ms repeats, 3 repeats, 1 timed W7 run.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import inspect
 import json
 import math
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -97,16 +128,25 @@ def load_programs() -> Any:
     return sys.modules[name]
 
 
-ROWS = ("W1.fwd", "W1.vg", "W2.vg", "W3.vg", "W4.vg", "W5.gradgrad", "W5.hvp", "W6.fib", "W6.loop",
+ROWS = ("W1.fwd", "W1.vg", "W2.vg", "W3.vg", "W4.vg", "W5.gradgrad", "W5.hvp", "W6.fib", "W6.loop", "W8.step",
         "W7.cold", "W7.warm", "W7.import")
-TIMED_ROWS = ROWS[:9]  # W1-W6: the in-process timing protocol
-W7_ROWS = ROWS[9:]
-IMPLS = ("numpy", "relayish-interp", "relayish-jit", "numba", "jax", "jax-scan", "torch", "torch-compile")
-RELAYISH = ("relayish-interp", "relayish-jit")
+TIMED_ROWS = tuple(r for r in ROWS if not r.startswith("W7"))  # the in-process timing protocol
+W7_ROWS = tuple(r for r in ROWS if r.startswith("W7"))
+IMPLS = ("numpy", "relayish-interp", "relayish-jit", "relayish-relay", "numba", "jax", "jax-scan", "torch",
+         "torch-compile")
+RELAYISH = ("relayish-interp", "relayish-jit", "relayish-relay")
 OPTIONAL = {"jax": "jax", "jax-scan": "jax", "torch": "torch", "torch-compile": "torch"}  # implementation -> module it needs
 TOLERANCE = 1e-4
 
-# The outputs of each row, in the order every implementation returns them.
+# LeNet's parameters (W8) as relay.create_model(lenet) names and shapes them, in layer order:
+# conv weights OIHW, conv biases (F, 1, 1), linear weights (out, in) as relay.linear stores them.
+LENET_PARAMS = {"conv1_weight": (20, 1, 5, 5), "conv1_bias": (20, 1, 1), "conv2_weight": (50, 20, 5, 5),
+                "conv2_bias": (50, 1, 1), "fc1_weight": (500, 800), "fc1_bias": (500,),
+                "linear4_weight": (10, 500), "linear4_bias": (10,)}
+W8_LR = 0.1
+
+# The outputs of each row, in the order every implementation returns them (W8: the loss at the
+# initial parameters, then every parameter after one step).
 OUTPUTS = {
     "W1.fwd": ("L",),
     "W1.vg": ("L", "dL/dw", "dL/db"),
@@ -117,30 +157,18 @@ OUTPUTS = {
     "W5.hvp": ("hvp",),
     "W6.fib": ("fib(20)",),
     "W6.loop": ("x_10000",),
+    "W8.step": ("L", *LENET_PARAMS),
 }
+CHECK_FIRST_ONLY = ("W8.step",)  # the state changes with every call: only the first call's outputs are known
 
-# WORKLOADS.md's reference table: (output, statistic, value); the float64 references this
-# harness computes must reproduce it (tests/bench checks; the header warns otherwise).
-SPEC_REFERENCE = {
-    "W1.fwd": (("L", "value", 488012.8264),),
-    "W1.vg": (("L", "value", 488012.8264), ("dL/dw", "norm", 455.81579), ("dL/db", "norm", 511.18303),
-              ("dL/dw", "sum", 950.8908), ("dL/db", "sum", 894.29099)),
-    "W2.vg": (("L", "value", 2.490324587), ("dW1", "norm", 2.3722937), ("db1", "norm", 0.059088741),
-              ("dW2", "norm", 1.2099034), ("db2", "norm", 0.075244622)),
-    "W3.vg": (("L", "value", 2.468014376), ("dK1", "norm", 0.44508189), ("dc1", "norm", 0.099964281),
-              ("dK2", "norm", 2.7286429), ("dc2", "norm", 0.17627118), ("dW3", "norm", 3.6572844),
-              ("db3", "norm", 0.24655557), ("dW4", "norm", 2.8087718), ("db4", "norm", 0.29059417)),
-    "W4.vg": (("L", "value", 1933.12848), ("dWx", "norm", 365.71043), ("dWh", "norm", 336.10508),
-              ("db", "norm", 41.921945)),
-    "W5.gradgrad": (("gradgrad", "norm", 1895.1607), ("gradgrad", "sum", 546.37682)),
-    "W5.hvp": (("hvp", "norm", 495.94771), ("hvp", "sum", 655.12603)),
-    "W6.fib": (("fib(20)", "value", 6765.0),),
-    "W6.loop": (("x_10000", "value", 0.9999774133),),
-}
+WORKLOADS_MD = REPO / "docs" / "workloads.md"
 SPEC_DIGITS = 1e-6  # the table's values carry 8 to 10 significant digits
+SPEC_STATS = {"‖·‖₂": "norm", "Σ": "sum"}
+REMARK = re.compile(r"\s+\([^()]*\)$")  # "gradgrad (= 6x)", "0.9999774133 (float64)"
+STAT_SEPARATOR = re.compile(r"\s*,\s*(?=(?:‖·‖₂|Σ)\s*=)")  # "‖·‖₂ = 1895.1607, Σ = 546.37682"
 
 # -------------------------------------------------------------------------------------------
-# Inputs (exact: PCG64, drawn in the order WORKLOADS.md lists them)
+# Inputs (exact: PCG64, drawn in the order docs/workloads.md lists them)
 
 
 def normal(rng, shape, scale=1.0):
@@ -210,18 +238,42 @@ def w6_inputs():
     return {"n": 20, "a": 0.0, "b": 1.0, "x0": 0.5, "steps": 10_000}
 
 
-INPUTS = {"W1": w1_inputs, "W2": w2_inputs, "W3": w3_inputs, "W4": w4_inputs, "W5": w5_inputs, "W6": w6_inputs}
+def w8_inputs():
+    rng = np.random.default_rng(8)
+    x = normal(rng, (32, 1, 28, 28))
+    labels = rng.integers(0, 10, size=32)
+    Y = one_hot(labels, 10)
+    return {"x": x, "Y": Y, **lenet_initial_params()}
+
+
+def lenet_initial_params() -> dict[str, np.ndarray]:
+    """W8's initial parameters, by definition the demo's: ``relay.create_model(lenet, seed=0)``.
+    Raises if the demo's model no longer has the parameters docs/workloads.md defines."""
+    from relayish import relay
+    from relayish.examples.lenet import lenet
+
+    params = dict(relay.create_model(lenet, seed=0).params)
+    found = {name: p.shape for name, p in params.items()}
+    if list(found.items()) != list(LENET_PARAMS.items()) or any(p.dtype != np.float32 for p in params.values()):
+        raise RuntimeError(f"relayish/examples/lenet.py's model has the parameters {found}, W8 defines {LENET_PARAMS} "
+                           "(float32)")
+    return params
+
+
+INPUTS = {"W1": w1_inputs, "W2": w2_inputs, "W3": w3_inputs, "W4": w4_inputs, "W5": w5_inputs, "W6": w6_inputs,
+          "W8": w8_inputs}
 
 
 def inputs(row: str) -> dict[str, Any]:
-    """The workload's inputs by name, in draw order (W6: Python numbers)."""
+    """The workload's inputs by name, in draw order (W6: Python numbers; W8: the data, then
+    LeNet's initial parameters)."""
     return INPUTS[row.split(".")[0]]()
 
 
 # -------------------------------------------------------------------------------------------
 # Hand-written NumPy (the `numpy` column). Dtype-generic: float32 inputs give float32 all
 # the way; the float64 references are the same derivations on float64 copies of the inputs,
-# validated against WORKLOADS.md's table (SPEC_REFERENCE).
+# validated against docs/workloads.md's reference table (spec_reference).
 
 
 def np_w1_fwd(x, w, b):
@@ -326,6 +378,20 @@ def np_w3_vg(X, Y, K1, c1, K2, c2, W3, b3, W4, b4):
     return L, dK1, dc1, dK2, dc2, dW3, db3, dW4, db4
 
 
+def np_w8_vg(x, Y, K1, c1, K2, c2, W3, b3, W4, b4):
+    """LeNet's loss and its gradients in the parameters' own layouts (conv biases (F, 1, 1),
+    linear weights (out, in)): W3's derivation on views of them (flat biases, (in, out) weights)."""
+    L, dK1, dc1, dK2, dc2, dW3, db3, dW4, db4 = np_w3_vg(x, Y, K1, c1.reshape(-1), K2, c2.reshape(-1), W3.T, b3,
+                                                         W4.T, b4)
+    return L, (dK1, dc1.reshape(c1.shape), dK2, dc2.reshape(c2.shape), dW3.T, db3, dW4.T, db4)
+
+
+def np_w8_step(x, Y, *params):
+    """One W8 training step without mutation: the loss and the parameters after ``p - lr * g``."""
+    L, grads = np_w8_vg(x, Y, *params)
+    return L, tuple(p - W8_LR * g for p, g in zip(params, grads))
+
+
 def np_w4_vg(xs, h0, Wx, Wh, b):
     hs = [h0]
     for t in range(xs.shape[0]):
@@ -375,22 +441,68 @@ def reference(row: str) -> list[np.ndarray]:
         return [np.asarray(py_loop(0.5, 10_000))]  # Python floats: float64
     f64 = [np.asarray(a, np.float64) for a in inp.values()]
     fn = {"W1.fwd": np_w1_fwd, "W1.vg": np_w1_vg, "W2.vg": np_w2_vg, "W3.vg": np_w3_vg, "W4.vg": np_w4_vg,
-          "W5.gradgrad": np_w5_gradgrad, "W5.hvp": np_w5_hvp}[row]
+          "W5.gradgrad": np_w5_gradgrad, "W5.hvp": np_w5_hvp, "W8.step": np_w8_step}[row]
     if row == "W5.gradgrad":
         f64 = f64[:1]
     return flatten(fn(*f64))
 
 
+STATISTICS: dict[str, Callable[[np.ndarray], float]] = {
+    "value": lambda a: float(a), "norm": lambda a: float(np.linalg.norm(a)), "sum": lambda a: float(np.sum(a))}
+
+
+@functools.cache
+def spec_reference(path: Path = WORKLOADS_MD) -> dict[str, tuple[tuple[str, str, float], ...]]:
+    """docs/workloads.md's reference table, per row: (output, statistic, value) triples, read
+    from the file so that the table users see is the one checked. A table line names a
+    workload (W1), its outputs (``∂L/∂w, ∂L/∂b``, read as OUTPUTS' ``dL/dw``...; a trailing
+    parenthesis is a remark) and either one value or ``‖·‖₂ = a, b; Σ = c, d`` (norms, sums:
+    one per output; a comma may stand for the semicolon); it applies to every row of the
+    workload with those outputs (W1's L to W1.fwd and W1.vg). Raises ValueError on a line it
+    cannot read."""
+    text = path.read_text(encoding="utf-8")
+    section = text.split("## Reference values", 1)[1]
+    lines = [line for line in section.splitlines() if line.startswith("|")][2:]  # header, rule
+    found: dict[str, list[tuple[str, str, float]]] = {}
+
+    def fail(line: str, why: str) -> ValueError:
+        return ValueError(f"{path.name}: cannot read the reference line {line!r}: {why}")
+
+    for line in lines:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3:
+            raise fail(line, "expected 3 cells")
+        workload, names, values = cells
+        names = [n.strip().replace("∂", "d") for n in REMARK.sub("", names).split(",")]
+        values = REMARK.sub("", values)
+        if "=" in values:
+            stats = []
+            for part in STAT_SEPARATOR.sub(";", values).split(";"):
+                symbol, numbers = (x.strip() for x in part.split("=", 1))
+                if symbol not in SPEC_STATS or len(numbers.split(",")) != len(names):
+                    raise fail(line, f"{part.strip()!r} is not a statistic with a value per output")
+                stats += [(name, SPEC_STATS[symbol], float(v)) for name, v in zip(names, numbers.split(","))]
+        elif len(names) == 1:
+            stats = [(names[0], "value", float(values))]
+        else:
+            raise fail(line, "one value for several outputs")
+        for name, stat, value in stats:
+            rows = [r for r in TIMED_ROWS if r.split(".")[0] == workload and name in OUTPUTS[r]]
+            if not rows:
+                raise fail(line, f"{workload} has no output {name}")
+            for row in rows:
+                found.setdefault(row, []).append((name, stat, value))
+    return {row: tuple(entries) for row, entries in found.items()}
+
+
 def spec_mismatches(row: str, refs: list[np.ndarray] | None = None) -> list[str]:
-    """Where this harness's float64 references differ from WORKLOADS.md's table."""
+    """Where this harness's float64 references differ from docs/workloads.md's table."""
     refs = reference(row) if refs is None else refs
     found = []
-    for output, stat, expected in SPEC_REFERENCE.get(row, ()):
-        value = refs[OUTPUTS[row].index(output)]
-        got = {"value": lambda a: float(a), "norm": lambda a: float(np.linalg.norm(a)),
-               "sum": lambda a: float(np.sum(a))}[stat](value)
+    for output, stat, expected in spec_reference().get(row, ()):
+        got = STATISTICS[stat](refs[OUTPUTS[row].index(output)])
         if abs(got - expected) > SPEC_DIGITS * abs(expected):
-            found.append(f"{row} {output} {stat}: {got:.10g}, WORKLOADS.md says {expected:.10g}")
+            found.append(f"{row} {output} {stat}: {got:.10g}, docs/workloads.md says {expected:.10g}")
     return found
 
 
@@ -428,6 +540,16 @@ def numpy_impl(row: str, inp: dict) -> Prepared:
         return simple(lambda: py_fib(inp["n"], float(inp["a"]), float(inp["b"])), python_floats=True)
     if row == "W6.loop":
         return simple(lambda: py_loop(float(inp["x0"]), inp["steps"]), python_floats=True)
+    if row == "W8.step":
+        x, Y = inp["x"], inp["Y"]
+        params = [inp[name].copy() for name in LENET_PARAMS]
+
+        def step():
+            L, grads = np_w8_vg(x, Y, *params)
+            for p, g in zip(params, grads):
+                p -= W8_LR * g
+            return L
+        return Prepared(first=lambda: (step(), [p.copy() for p in params]), call=step, outputs=flatten)
     fn = {"W1.fwd": np_w1_fwd, "W1.vg": np_w1_vg, "W2.vg": np_w2_vg, "W3.vg": np_w3_vg, "W4.vg": np_w4_vg,
           "W5.gradgrad": np_w5_gradgrad, "W5.hvp": np_w5_hvp}[row]
     if row == "W5.gradgrad":
@@ -470,6 +592,33 @@ def relayish_jit_impl(row: str, inp: dict) -> Prepared:
         return state["f"](*args)
 
     return Prepared(first=first, call=call, outputs=flatten, info=info)
+
+
+def load_decorated() -> Any:
+    """A fresh copy of ``bench/decorated.py``: its functions not yet translated, so that a cell's
+    first call includes the translation (one copy per cell, never shared through sys.modules)."""
+    spec = importlib.util.spec_from_file_location("relayish_bench_decorated", BENCH / "decorated.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def relayish_relay_impl(row: str, inp: dict) -> Prepared:
+    if row == "W8.step":
+        from relayish import relay
+        from relayish.examples.lenet import lenet, loss
+
+        model = relay.create_model(lenet, seed=0)
+        x, y = inp["x"], inp["Y"]
+
+        def step():
+            g = relay.grad(model, loss, (x, y))
+            relay.update_model_params(model, g, W8_LR)
+            return g.value, tuple(model.params.values())  # update_model_params makes new arrays: no copies needed
+        return simple(step, info={"backend": loss.backend})
+    fn = load_decorated().ENTRIES[row]
+    _, args = relayish_args(row, inp)
+    return simple(lambda: fn(*args), info={"backend": fn.backend})
 
 
 NUMBA_W6 = '''
@@ -534,6 +683,14 @@ def jax_impl(row: str, inp: dict, scan: bool = False) -> Prepared:
         f = jax.jit(jax.value_and_grad(fn, argnums=argnums) if argnums else fn)
         return Prepared(first=lambda: block(f(*args)), call=lambda: block(f(*args)), outputs=outputs)
 
+    def conv(A, K):  # valid, stride 1, no kernel flip
+        return lax.conv_general_dilated(A, K, window_strides=(1, 1), padding="VALID",
+                                        dimension_numbers=("NCHW", "OIHW", "NCHW"))
+
+    def pool(A):
+        N, C, H, W = A.shape
+        return A.reshape(N, C, H // 2, 2, W // 2, 2).max(axis=(3, 5))
+
     if row in ("W1.fwd", "W1.vg"):
         def w1(x, w, b):
             t = jnp.tanh(x * w + b)
@@ -545,21 +702,32 @@ def jax_impl(row: str, inp: dict, scan: bool = False) -> Prepared:
             return sce(H @ W2 + b2, Y)
         return jitted(w2, 2, 3, 4, 5)
     if row == "W3.vg":
-        def conv(A, K, c):
-            out = lax.conv_general_dilated(A, K, window_strides=(1, 1), padding="VALID",
-                                           dimension_numbers=("NCHW", "OIHW", "NCHW"))
-            return out + c[:, None, None]
-
-        def pool(A):
-            N, C, H, W = A.shape
-            return A.reshape(N, C, H // 2, 2, W // 2, 2).max(axis=(3, 5))
-
         def w3(X, Y, K1, c1, K2, c2, W3, b3, W4, b4):
-            A1 = pool(jnp.tanh(conv(X, K1, c1)))
-            A2 = pool(jnp.tanh(conv(A1, K2, c2)))
+            A1 = pool(jnp.tanh(conv(X, K1) + c1[:, None, None]))
+            A2 = pool(jnp.tanh(conv(A1, K2) + c2[:, None, None]))
             H = jnp.tanh(A2.reshape(A2.shape[0], -1) @ W3 + b3)
             return sce(H @ W4 + b4, Y)
         return jitted(w3, *range(2, 10))
+    if row == "W8.step":
+        def lenet_loss(params, x, Y):
+            K1, c1, K2, c2, W3, b3, W4, b4 = params
+            A1 = pool(jnp.tanh(conv(x, K1) + c1))
+            A2 = pool(jnp.tanh(conv(A1, K2) + c2))
+            H = jnp.tanh(A2.reshape(A2.shape[0], -1) @ W3.T + b3)
+            return sce(H @ W4.T + b4, Y)
+
+        def train_step(params, x, Y):
+            L, grads = jax.value_and_grad(lenet_loss)(params, x, Y)
+            return L, tuple(p - W8_LR * g for p, g in zip(params, grads))
+
+        f = jax.jit(train_step)
+        x, Y = args[:2]
+        state = {"params": tuple(args[2:])}
+
+        def step():
+            L, state["params"] = block(f(state["params"], x, Y))
+            return L, state["params"]
+        return simple(step, outputs)
     if row == "W4.vg":
         def w4_loop(xs, h0, Wx, Wh, b):
             h = h0
@@ -652,11 +820,29 @@ def torch_impl(row: str, inp: dict) -> Prepared:
                 return x
         return simple(loop, outputs)
 
+    t = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in inp.items()}
+    if row == "W8.step":
+        x, Y = t["x"], t["Y"]
+        lenet_params = [t[name].clone().requires_grad_(True) for name in LENET_PARAMS]
+
+        def step():
+            K1, c1, K2, c2, W3, b3, W4, b4 = lenet_params
+            A1 = F.max_pool2d(torch.tanh(F.conv2d(x, K1, c1.view(-1))), 2)
+            A2 = F.max_pool2d(torch.tanh(F.conv2d(A1, K2, c2.view(-1))), 2)
+            H = torch.tanh(F.linear(A2.flatten(1), W3, b3))
+            L = sce(F.linear(H, W4, b4), Y)
+            grads = torch.autograd.grad(L, lenet_params)
+            with torch.no_grad():
+                for p, g in zip(lenet_params, grads):
+                    p -= W8_LR * g
+            return L.detach()
+        return Prepared(first=lambda: (step(), [p.detach().clone() for p in lenet_params]), call=step,
+                        outputs=outputs)
+
     names = list(inp)
     params = {"W1.fwd": (), "W1.vg": ("w", "b"), "W2.vg": ("W1", "b1", "W2", "b2"),
               "W3.vg": ("K1", "c1", "K2", "c2", "W3", "b3", "W4", "b4"), "W4.vg": ("Wx", "Wh", "b"),
               "W5.gradgrad": ("x",), "W5.hvp": ("x",)}[row]
-    t = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in inp.items()}
     for k in params:
         t[k].requires_grad_(True)
     args = [t[k] for k in names]
@@ -723,6 +909,7 @@ BUILDERS: dict[str, Callable[[str, dict], Prepared]] = {
     "numpy": numpy_impl,
     "relayish-interp": relayish_interp_impl,
     "relayish-jit": relayish_jit_impl,
+    "relayish-relay": relayish_relay_impl,
     "numba": numba_impl,
     "jax": jax_impl,
     "jax-scan": jax_scan_impl,
@@ -737,6 +924,10 @@ def supported(impl: str, row: str) -> bool:
         return row == "W4.vg"
     if impl == "torch-compile":
         return row in ("W7.cold", "W7.warm")
+    if row == "W8.step":  # no static text program of the training step (interp would take long anyway)
+        return impl in ("numpy", "relayish-relay", "jax", "torch")
+    if impl == "relayish-relay":
+        return row in TIMED_ROWS
     return True
 
 
@@ -843,7 +1034,8 @@ def time_calls(prep: Prepared, protocol: Protocol = DEFAULT) -> dict:
 
 
 def run_cell(impl: str, row: str, quick: bool = False, timing: bool = True) -> dict:
-    """Measure (or, with ``timing=False``, run once and check) one cell, in this process.
+    """Measure (or, with ``timing=False``, run once and check) one cell, in this process; the
+    first call's outputs and the last timed call's are checked (W8: the first call's only).
     Never raises: a failure becomes ``status`` "error" with its message."""
     cell: dict = {"impl": impl, "row": row, "status": "error"}
     start = time.perf_counter()
@@ -856,6 +1048,8 @@ def run_cell(impl: str, row: str, quick: bool = False, timing: bool = True) -> d
             figures = time_calls(prep, QUICK if quick else DEFAULT)
             outs = [figures.pop("first_out"), figures.pop("last_out")]
             cell.update(figures)
+            if row in CHECK_FIRST_ONLY:  # the last call's outputs have no reference: keep its loss
+                cell["last_loss"] = float(prep.outputs(outs.pop())[0])
         else:
             t0 = time.perf_counter()
             outs = [prep.first()]
@@ -1044,7 +1238,7 @@ def tail(text: str, lines: int = 3) -> str:
 
 
 # -------------------------------------------------------------------------------------------
-# Orchestration: every W1-W6 cell in a fresh worker process
+# Orchestration: every W1-W6 and W8 cell in a fresh worker process
 
 
 def run_worker_process(impl: str, row: str, quick: bool, timeout: float, jit_cache: str | None,
@@ -1063,6 +1257,7 @@ def run_worker_batch(impl: str, rows: list[str], quick: bool, timeout: float, ji
     remaining = list(rows)
     cache = jit_cache or tempfile.mkdtemp(prefix="relayish-bench-cache-")
     env = dict(os.environ, RELAYISH_CACHE_DIR=cache)
+    env.pop("RELAYISH_BACKEND", None)  # relayish-relay measures @relay's default backend
     try:
         while remaining:
             fd, result_path = tempfile.mkstemp(prefix="relayish-bench-", suffix=".jsonl")
@@ -1225,36 +1420,56 @@ def cell_text(cell: dict | None, note: dict) -> str:
     return f"{text} FAIL err={cell.get('err', math.inf):.1e}"
 
 
-def jit_over_best(row: str, cells: dict) -> tuple[float, str] | None:
-    """relayish-jit's median / the best median among the non-relayish columns (correct ones)."""
-    jit = cells.get(("relayish-jit", row))
-    if not jit or jit.get("status") != "ok":
+def correct_median(impl: str, row: str, cells: dict) -> float | None:
+    cell = cells.get((impl, row))
+    return cell["median_s"] if cell and cell.get("status") == "ok" else None
+
+
+def over_best(impl: str, row: str, cells: dict) -> tuple[float, str] | None:
+    """``impl``'s median / the best median among the non-relayish columns (correct ones), and
+    which column that is."""
+    mine = correct_median(impl, row, cells)
+    others = [(correct_median(other, row, cells), other) for other in IMPLS if other not in RELAYISH]
+    others = [(median, other) for median, other in others if median is not None]
+    if mine is None or not others:
         return None
-    others = [(cells[(impl, row)]["median_s"], impl) for impl in IMPLS
-              if impl not in RELAYISH and cells.get((impl, row), {}).get("status") == "ok"]
-    if not others:
-        return None
-    best, impl = min(others)
-    return jit["median_s"] / best, impl
+    best, other = min(others)
+    return mine / best, other
+
+
+def ratio_text(ratio: float) -> str:
+    return f"{ratio:.{2 if ratio < 10 else 1 if ratio < 100 else 0}f}×"
+
+
+def best_text(impl: str, row: str, cells: dict) -> str:
+    found = over_best(impl, row, cells)
+    return f"{ratio_text(found[0])} ({found[1]})" if found else "—"
+
+
+def first_call(impl: str, row: str, cells: dict) -> str:
+    cell = cells.get((impl, row))
+    return fmt_time(cell.get("first_s") if cell and cell.get("status") in ("ok", "fail") else None)
 
 
 def format_table(cells: dict, rows: list[str], impls: list[str], w7_timed_runs: int = 3) -> str:
     """The README table: one row per workload, median (min) per implementation, jit/best,
-    relayish-jit's first call; error messages and footnotes underneath."""
+    relay/text and relay/best (with a relayish-relay column), the first calls of relayish-jit
+    (and relayish-relay); error messages and footnotes underneath."""
     notes: dict[str, int] = {}
-    header = ["workload", *impls, "jit/best", "jit first call"]
+    relay = "relayish-relay" in impls
+    header = ["workload", *impls, "jit/best", *(["relay/text", "relay/best"] if relay else []), "jit first call",
+              *(["relay first call"] if relay else [])]
     body = []
     for row in rows:
         line = [row] + [cell_text(cells.get((impl, row)), notes) for impl in impls]
-        ratio = jit_over_best(row, cells)
-        if ratio is None:
-            line.append("—")
-        else:
-            r, best = ratio
-            line.append(f"{r:.{2 if r < 10 else 1 if r < 100 else 0}f}× ({best})")
-        jit = cells.get(("relayish-jit", row))
-        first = jit.get("first_s") if jit and jit.get("status") in ("ok", "fail") else None
-        line.append(fmt_time(first))
+        line.append(best_text("relayish-jit", row, cells))
+        if relay:
+            relay_s, text_s = correct_median("relayish-relay", row, cells), correct_median("relayish-jit", row, cells)
+            line.append(ratio_text(relay_s / text_s) if relay_s is not None and text_s is not None else "—")
+            line.append(best_text("relayish-relay", row, cells))
+        line.append(first_call("relayish-jit", row, cells))
+        if relay:
+            line.append(first_call("relayish-relay", row, cells))
         body.append(line)
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
 
@@ -1267,6 +1482,15 @@ def format_table(cells: dict, rows: list[str], impls: list[str], w7_timed_runs: 
                f"{TOLERANCE:g} relative error of the float64 reference; FAIL = outside it; — = not applicable.")
     out.append("jit/best: relayish-jit's median over the best correct median of the non-relayish columns. "
                "jit first call: relayish.compile + the first call, kernel cache empty unless --jit-cache.")
+    if relay:
+        out.append("relay/text: relayish-relay's median (decorated Python through @relay) over relayish-jit's "
+                   "(the same workload as static text); relay/best: relayish-relay's median over the best correct "
+                   "non-relayish median. relay first call: translation, type checking, optimization and kernel "
+                   "compilation included, kernel cache empty unless --jit-cache.")
+    if "W8.step" in rows:
+        out.append("W8: one LeNet training step per call (value+grad and the SGD update); the parameters train "
+                   "across calls, so only the first call's outputs are checked; its first call is the demo's first "
+                   "step.")
     if any(c.get("python_floats") for c in cells.values()):
         out.append("†: plain Python floats (float64), the spec's exception for W6.")
     if any(row.startswith("W7") for row in rows):
@@ -1292,7 +1516,7 @@ def select_rows(only: str | None) -> list[str]:
     for token in (t.strip() for t in only.split(",") if t.strip()):
         matches = [r for r in ROWS if r == token or r.split(".")[0] == token]
         if not matches:
-            raise SystemExit(f"--only: unknown workload {token!r} (choose from {', '.join(ROWS)} or W1..W7)")
+            raise SystemExit(f"--only: unknown workload {token!r} (choose from {', '.join(ROWS)} or W1..W8)")
         chosen.extend(m for m in matches if m not in chosen)
     return [r for r in ROWS if r in chosen]
 
@@ -1309,7 +1533,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mem-limit", type=float, metavar="GB", default=None,
                         help=f"kill a cell's process past this resident memory (default {MEMORY_LIMIT_GB:.1f})")
     parser.add_argument("--jit-cache", metavar="DIR",
-                        help="relayish kernel cache for the W1-W6 cells (default: a fresh empty one per cell)")
+                        help="relayish kernel cache for the W1-W6 and W8 cells (default: a fresh empty one per cell)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
     parser.add_argument("--check-only", action="store_true", help=argparse.SUPPRESS)
@@ -1339,7 +1563,7 @@ def main(argv: list[str] | None = None) -> int:
         if row in TIMED_ROWS:
             spec_notes += spec_mismatches(row)
     for note in spec_notes:
-        print(f"WARNING: reference differs from WORKLOADS.md: {note}")
+        print(f"WARNING: reference differs from docs/workloads.md: {note}")
     print(flush=True)
 
     cells: dict[tuple[str, str], dict] = {}

@@ -1,4 +1,4 @@
-"""Python source to IR: @relay, @relay_model, models and parameters (DESIGN.md section 8).
+"""Python source to IR: @relay, @relay_model, models and parameters (docs/design.md).
 
 ``from relayish import relay, relay_model, Tensor, Float, Dim`` (re-exported from here).
 """

@@ -45,7 +45,8 @@ class Decorated:
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r} (backends: {', '.join(BACKENDS)})")
         self.backend = backend
-        self._compiled: dict[tuple[int, str], tuple[Module, Any]] = {}
+        self._runners: dict[tuple[int, str], tuple[Module, Runner]] = {}
+        self._reachable: list[Decorated] | None = None
         self.python_function = fn
         self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__
@@ -103,14 +104,17 @@ class Decorated:
         return found
 
     def reachable(self) -> list[Decorated]:
-        """This function and every decorated function it reaches, in discovery order."""
-        seen, order = {id(self)}, [self]
-        for fn in order:  # the list grows while we walk it
-            for ref in fn.references():
-                if id(ref) not in seen:
-                    seen.add(id(ref))
-                    order.append(ref)
-        return order
+        """This function and every decorated function it reaches, in discovery order (found at
+        the first use, as the translation is)."""
+        if self._reachable is None:
+            seen, order = {id(self)}, [self]
+            for fn in order:  # the list grows while we walk it
+                for ref in fn.references():
+                    if id(ref) not in seen:
+                        seen.add(id(ref))
+                        order.append(ref)
+            self._reachable = order
+        return self._reachable
 
     def model_definition(self) -> Any:
         """The @relay_model this function's parameters come from, or None."""
@@ -131,14 +135,12 @@ class Decorated:
             self._module = build_module(self)
         return self._module
 
-    def compiled(self, module: Module, name: str) -> Any:
-        """``@name`` of ``module`` compiled by the JIT, once per module."""
-        from jit import compile as jit_compile
-
+    def runner(self, module: Module, name: str) -> Runner:
+        """How ``@name`` of ``module`` runs on this function's backend, made once per module."""
         key = (id(module), name)
-        if key not in self._compiled:
-            self._compiled[key] = (module, jit_compile(module, name))  # the module kept alive: ids stay unique
-        return self._compiled[key][1]
+        if key not in self._runners:
+            self._runners[key] = (module, Runner(module, name, self))  # the module kept alive: ids stay unique
+        return self._runners[key][1]
 
     @property
     def global_name(self) -> str:
@@ -166,8 +168,9 @@ class RelayFunction(Decorated):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if PYTHON_MODE.get():
             return self.python_function(*args, **kwargs)
-        if self.model_definition() is not None:
-            raise FrontendError(f"{self.__name__} uses the parameters of the model {self.model_definition().__name__}: "
+        model = self.model_definition()
+        if model is not None:
+            raise FrontendError(f"{self.__name__} uses the parameters of the model {model.__name__}: "
                                 "create one with relay.create_model and use relay.grad(model, fn, args), or call "
                                 "relay.export_model(model)")
         module, names = self.module()
@@ -203,16 +206,33 @@ class RelayFunction(Decorated):
 def run(module: Module, name: str, fn: Decorated, args: tuple, extra: tuple = ()) -> Any:
     """Run ``@name`` on ``fn``'s backend; Python numbers and lists become arrays of the
     parameter's dtype."""
-    from interp import evaluate
+    return fn.runner(module, name)(args, extra)
 
-    params = module[name].params
-    if len(args) != len(params) - len(extra):
-        raise TypeError(f"{fn.__name__}() takes {len(params) - len(extra)} arguments ({', '.join(fn.param_names)}), "
-                        f"given {len(args)}")
-    values = [convert_argument(a, p.type_annotation) for a, p in zip(args, params)] + list(extra)
-    if fn.backend == "jit":
-        return fn.compiled(module, name)(*values)
-    return evaluate(module, name, *values)
+
+class Runner:
+    """One global of a decorated function's module on its backend: the parameter types and the
+    compiled function (or the evaluator), found once, so that a call costs what the backend's does."""
+
+    def __init__(self, module: Module, name: str, fn: Decorated):
+        self.fn = fn
+        self.types = [p.type_annotation for p in module[name].params]
+        if fn.backend == "jit":
+            from jit import compile as jit_compile
+
+            self.call = jit_compile(module, name)
+        else:
+            from functools import partial
+
+            from interp import evaluate
+
+            self.call = partial(evaluate, module, name)
+
+    def __call__(self, args: tuple, extra: tuple = ()) -> Any:
+        if len(args) + len(extra) != len(self.types):
+            fn = self.fn
+            raise TypeError(f"{fn.__name__}() takes {len(self.types) - len(extra)} arguments "
+                            f"({', '.join(fn.param_names)}), given {len(args)}")
+        return self.call(*[convert_argument(a, t) for a, t in zip(args, self.types)], *extra)
 
 
 def convert_argument(value: Any, ty: Type | None) -> Any:

@@ -189,11 +189,20 @@ def param_grad_module(loss: Decorated) -> tuple[Module, str]:
 def update_model_params(model: Model, grads: ModelGrad | Mapping[str, np.ndarray], lr: float = 0.01) -> None:
     """One step of plain SGD, in place: ``p -= lr * gradient`` (the paper's one form of mutation)."""
     grads = grads.grads if isinstance(grads, ModelGrad) else grads
-    for name, g in grads.items():
+    steps = {}
+    for name, g in grads.items():  # every gradient checked before any parameter changes
         if name not in model.params:
             raise KeyError(f"the model has no parameter {name}")
+        p, g = model.params[name], np.asarray(g)
+        if g.shape != p.shape:
+            raise ValueError(f"the gradient of {name} has shape {g.shape}, the parameter {p.shape}")
+        steps[name] = lr * g.astype(p.dtype, copy=False)
+    for name, step in steps.items():
         p = model.params[name]
-        model.params[name] = (p - lr * np.asarray(g)).astype(p.dtype)
+        if p.flags.writeable:
+            p -= step
+        else:  # an array the model does not own (read-only): replaced
+            model.params[name] = p - step
 
 
 def export_model(model: Model) -> Any:

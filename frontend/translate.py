@@ -1,4 +1,4 @@
-"""Python AST to relayish IR: the supported subset of DESIGN.md section 8.
+"""Python AST to relayish IR: the supported subset of docs/frontend.md.
 
 Straight-line code becomes a chain of ``let``s. Control flow becomes expressions:
 - an ``if`` statement without ``return`` in it binds the variables its branches assign

@@ -1,4 +1,4 @@
-"""The reference evaluator, the definition of every program's meaning (DESIGN.md section 6).
+"""The reference evaluator, the definition of every program's meaning (docs/design.md).
 
 ``interp.evaluate(module, name, *args)`` (re-exported as ``relayish.evaluate``) type-checks
 the module and runs global ``@name``: NumPy arrays in and out, tuples as Python tuples,

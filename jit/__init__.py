@@ -1,4 +1,4 @@
-"""Optimization passes, lowering and Numba kernels (DESIGN.md section 7).
+"""Optimization passes, lowering and Numba kernels (docs/design.md).
 
 ``jit.compile(module, name)`` (re-exported as ``relayish.compile``) returns a callable that
 runs the global as generated Python calling one Numba kernel per operator; see

@@ -13,7 +13,6 @@ from __future__ import annotations
 import builtins
 from contextlib import nullcontext
 import pickle
-import sys
 from typing import Any
 
 from relayish.errors import RelayRuntimeError
@@ -28,13 +27,10 @@ from relayish.types import FuncType, Shape, TensorType, TupleType
 from .collector import older_objects_frozen
 from .kernels.registry import purge_numba_caches
 from .passes import DEFAULT_OPT_LEVEL, explain, optimize
-from .lower import CompileError, Lowering
+from .lower import RECURSION_LIMIT, CompileError, Lowering, python_guard
 from .native import native_functions
 from .program_cache import cached_program
 from .scalars import HOST, Boundary
-
-
-RECURSION_LIMIT = 200_000  # non-tail calls deep; each costs a Python frame (~0.5 KB), not C stack
 
 
 class CompiledFunction:
@@ -65,11 +61,13 @@ class CompiledFunction:
 
             roots = sorted(globals_reached(self.module, self.module[self.name]) | {self.name})
             lowering = Lowering(self.module, expr_types(self.module), self.target)
-            source = lowering.program(roots, native_functions(self.module, lowering.types, roots))
+            native = native_functions(self.module, lowering.types, roots)
+            source = lowering.program(roots, native)
             namespace = dict(lowering.namespace)
             exec(builtins.compile(source, f"<relayish jit @{self.name}>", "exec"), namespace)  # noqa: S102 - our own code
             self._program = (source, namespace[lowering.global_names[self.name]])
             self.warns = lowering.numpy_scalars or self.target != "cpu"
+            self.guarded = self.name not in native  # a native entry guards its Python version itself
             self.heap_objects = lowering.heap_objects
         return self._program
 
@@ -87,8 +85,9 @@ class CompiledFunction:
         if len(args) != len(self.params):
             raise RelayRuntimeError(f"@{self.name} takes {len(self.params)} arguments, got {len(args)}")
         # Arrays of dtypes and shapes seen before passed the checks then, and would pass them unchanged again.
-        entry = self.specializations.get(tuple(value_type(a) for a in args)) if all(map(arrays_only, args)) else None
-        checked = list(args)
+        key = array_key(args)
+        entry = None if key is None else self.specializations.get(key)
+        checked = args
         if entry is None:
             dims: dict = {}
             checked = [check_value(p.type_annotation, a, dims, f"argument %{p.name_hint} of @{self.name}")
@@ -105,12 +104,11 @@ class CompiledFunction:
 
     def run(self, entry: Any, checked: list) -> Any:
         fn_type = self.fn_type
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, RECURSION_LIMIT))  # Python-to-Python calls use no C stack (3.11)
         try:
-            # NumPy warns where it computes scalars; the evaluator's semantics have no warnings
-            with np.errstate(all="ignore") if self.warns else nullcontext(), \
-                    older_objects_frozen() if self.heap_objects else nullcontext():
+            if not self.guarded:
+                result = entry(*(self.boundary.inward(a, t) for a, t in zip(checked, fn_type.params)))
+                return self.boundary.outward(result, fn_type.ret)
+            with python_guard(self.warns), older_objects_frozen() if self.heap_objects else nullcontext():
                 if self.plain:
                     return entry(*checked)
                 result = entry(*(self.boundary.inward(a, t) for a, t in zip(checked, fn_type.params)))
@@ -120,8 +118,6 @@ class CompiledFunction:
                                     "code (tail calls are loops; relayish.evaluate has no such limit)") from None
         except (ZeroDivisionError, IndexError, ValueError, OverflowError) as err:
             raise RelayRuntimeError(f"@{self.name}: {type(err).__name__}: {err}") from None
-        finally:
-            sys.setrecursionlimit(limit)
 
 
 def target_boundary(target: str) -> Boundary:
@@ -150,11 +146,21 @@ def plain_tensors(ty: Any) -> bool:
     return isinstance(ty, TensorType) and isinstance(ty.shape, Shape) and ty.shape.rank > 0
 
 
-def arrays_only(value: Any) -> bool:
-    """NumPy arrays, possibly in tuples: what the argument checks return unchanged."""
-    if isinstance(value, tuple):
-        return all(map(arrays_only, value))
-    return isinstance(value, np.ndarray)
+def array_key(values: tuple) -> tuple | None:
+    """``value_type`` of each of ``values`` when they are NumPy arrays, possibly in tuples (what the
+    argument checks return unchanged), else None: the per-call fast path, in one pass."""
+    key = []
+    for value in values:
+        if isinstance(value, np.ndarray):
+            key.append((value.dtype, value.shape))
+        elif isinstance(value, tuple):
+            inner = array_key(value)
+            if inner is None:
+                return None
+            key.append(inner)
+        else:
+            return None
+    return tuple(key)
 
 
 def value_type(value: Any) -> Any:
@@ -162,7 +168,7 @@ def value_type(value: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(value_type(v) for v in value)
     if hasattr(value, "dtype") and hasattr(value, "shape"):
-        return (value.dtype.str, value.shape)
+        return (value.dtype, value.shape)
     return type(value)
 
 

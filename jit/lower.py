@@ -12,6 +12,9 @@ static types of their arguments (dtype and rank), with the attributes baked in.
 
 from __future__ import annotations
 
+import functools
+from contextlib import contextmanager, nullcontext
+
 import keyword
 import re
 import sys
@@ -65,6 +68,7 @@ class Lowering:
         self.runtime = target_runtime(target)
         self.namespace: dict[str, Any] = {"_unit": (), "_zeros": self.runtime.zeros, "_asarray": np.asarray,
                                           "_accumulate_into": accumulate_into, "_take_at": take_at,
+                                          "_in_python": in_python,
                                           "_scatter_add_at": scatter_add_at, "_scatter_add_at_in_place": scatter_add_at_in_place,
                                           **scalars.NAMESPACE}
         self.uses = use_counts(*module.functions.values())
@@ -125,7 +129,7 @@ class Lowering:
         value, deep = self.fresh("value"), self.fresh("deep")
         em.line(f"def {pyname}({', '.join(params)}):")
         em.line(f"    {value}, {deep} = {kernel}({''.join(p + ', ' for p in params)}0)")
-        em.line(f"    return {python}({', '.join(params)}) if {deep} else _np.{result}({value})")
+        em.line(f"    return _in_python({python}, {''.join(p + ', ' for p in params)}) if {deep} else _np.{result}({value})")
 
     def function(self, pyname: str, fn: Function, self_ref: tuple, em: Emitter) -> None:
         self.heap_objects = self.heap_objects or self_ref[0] != "global"
@@ -425,6 +429,8 @@ class Lowering:
         attrs = op.full_attrs(e.attrs)
         types = [self.types.get(id(a)) for a in e.args]
         args = [self.atom(a, em) for a in e.args]
+        if op.name in HOST_OPS:
+            return f"{self.constant(functools.partial(op.compute, **attrs), op.name)}({', '.join(args)})[()]"
         try:
             arg_types = [ArgType.of(t) for t in types]
         except TypeError:  # inside a function polymorphic in a dtype or a shape: chosen at run time
@@ -468,6 +474,31 @@ class Lowering:
 
 
 HALF = FloatType(16)
+RECURSION_LIMIT = 200_000  # non-tail calls deep; each costs a Python frame (~0.5 KB), not C stack
+
+
+@contextmanager
+def python_guard(warnings_off: bool) -> Iterator[None]:
+    """Around generated Python: room for its non-tail recursion (Python-to-Python calls use no C
+    stack in 3.11), and NumPy's warnings off where it computes scalars (the evaluator's semantics
+    have no warnings)."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
+    try:
+        with np.errstate(all="ignore") if warnings_off else nullcontext():
+            yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def in_python(fn: Any, *args: Any) -> Any:
+    """A native global's Python version, run after the native one recursed too deep (the
+    program's entry skips the guard when it is native, jit/compile.py)."""
+    with python_guard(True):
+        return fn(*args)
+# Operators computed on the host from their arguments' shapes alone, by their reference semantics
+# (a NumPy or device array's shape is on the host): no kernel on any target.
+HOST_OPS = frozenset({"ndarray_size"})
 
 
 def view_expression(name: str, attrs: dict, nodes: list[Expr], args: list[str], types: list[Type]) -> str | None:

@@ -204,7 +204,7 @@ class Zero(Expr):
 
 @_node
 class Grad(Expr):
-    """``Grad(f)``: the value-and-gradient function of ``f`` (DESIGN.md section 5)."""
+    """``Grad(f)``: the value-and-gradient function of ``f`` (docs/design.md)."""
 
     func: Expr
     span: Span | None = _span_field()

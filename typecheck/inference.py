@@ -1,4 +1,4 @@
-"""Type inference for modules (the Relay paper's Figure 6, extended per DESIGN.md section 4).
+"""Type inference for modules (the Relay paper's Figure 6, extended per docs/design.md).
 
 Each global is checked on its own: annotated globals (every parameter and the result)
 have their declared type from the start, which is what lets recursive and mutually
@@ -13,6 +13,7 @@ from __future__ import annotations
 import weakref
 from typing import Any, Iterator
 
+from relayish.dims import as_dim
 from relayish.errors import KindError, RelayTypeError
 from relayish.expr import (
     Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
@@ -22,12 +23,12 @@ from relayish.module import Module
 from relayish.ops.registry import lookup_op
 from relayish.traverse import ExprMutator, bound_vars, post_order, trampoline
 from relayish.types import (
-    UNIT, BoolType, FloatType, ForallType, FuncType, RefType, Shape, TensorType,
+    UNIT, BoolType, FloatType, ForallType, FuncType, Kind, RefType, Shape, TensorType,
     TupleType, Type, TypeVar,
 )  # fmt: skip
 
 from .kinds import check_type
-from .solver import Hole, Mismatch, Solver
+from .solver import Hole, Mismatch, Solver, substitute
 
 BOOL_SCALAR = TensorType(BoolType(), Shape())
 
@@ -48,6 +49,7 @@ class FunctionChecker:
         self.global_types = global_types
         self.solver = Solver()
         self.node_types: dict[int, Type] = {}  # id(expr) -> type, when recording (expr_types)
+        self.type_args: dict[int, dict[TypeVar, Any]] = {}  # id(global var) -> its instantiation (type_arguments)
         if record:
             self.infer = self.infer_recorded  # type: ignore[method-assign]
         self.types: dict[int, Type] = {}  # id(var or function) -> type, for the annotations
@@ -144,7 +146,12 @@ class FunctionChecker:
                 if e.name in self.module.functions:
                     raise self.fail(e, f"the type of @{e.name} is not known here: annotate its parameters and result type (recursive calls need them)")
                 raise self.fail(e, f"unknown global @{e.name}")
-            return self.solver.instantiate(self.global_types[e.name])
+            ty = self.global_types[e.name]
+            if not isinstance(ty, ForallType):
+                return ty
+            mapping = {tv: Hole.fresh(tv.kind) for tv in ty.params}
+            self.type_args[id(e)] = mapping
+            return substitute(ty.body, mapping)
         if isinstance(e, Constant):
             return TensorType(e.dtype, Shape(*e.value.shape))
         if isinstance(e, Tuple):
@@ -422,6 +429,34 @@ def expr_types(module: Module) -> dict[int, Type]:
         checker = FunctionChecker(module, global_types, record=True)
         checker.check(fn, global_types[name])
         table.update((key, checker.solver.resolve(ty)) for key, ty in checker.node_types.items())
+    return table
+
+
+def type_arguments(module: Module) -> dict[int, dict[TypeVar, Any]]:
+    """What each reference to a polymorphic global instantiates its type parameters with, by
+    ``id`` of the ``GlobalVar`` node: a type, shape or base type, or a dimension, in terms of
+    the enclosing global's own type parameters. A parameter nothing determines (it appears in
+    no argument or result type the call constrains) is left out. ``module`` must be what
+    ``infer`` returned; this is what lets the optimizer inline polymorphic globals."""
+    global_types = {name: ty for name, fn in module.functions.items() if (ty := declared_type(fn)) is not None}
+    table: dict[int, dict[TypeVar, Any]] = {}
+    for name, fn in module.functions.items():
+        if name not in global_types:
+            raise RelayTypeError(f"type_arguments needs a module returned by infer; @{name} is not fully annotated")
+        checker = FunctionChecker(module, global_types)
+        checker.check(fn, global_types[name])
+        for key, mapping in checker.type_args.items():
+            solved = {}
+            for tv, hole in mapping.items():
+                if tv.kind is Kind.DIM:
+                    value = checker.solver.dim(as_dim(hole))
+                    unsolved = any(isinstance(v, Hole) for v in value.free_vars())
+                else:
+                    value = checker.solver.resolve(hole)
+                    unsolved = checker.solver.holes_in(value)
+                if not unsolved:
+                    solved[tv] = value
+            table[key] = solved
     return table
 
 

@@ -55,7 +55,8 @@ from .vector_width import SOURCE as WIDE_VECTORS
 TILE = 1024  # elements per tile of a loop whose innermost axis is reduced (the buffer stays in L1)
 REDUCTIONS = ("sum", "mean")
 COPIES = ("broadcast_to", "broadcast_to_like")
-NOT_READ = {"broadcast_to_like": (1,), "cast_like": (1,)}  # argument positions used for their shape or dtype
+NOT_READ = {"broadcast_to_like": (1,), "cast_like": (1,), "zeros_like": (0,), "ones_like": (0,)}  # shape or dtype only
+FILLS = {"zeros_like": 0, "ones_like": 1}
 
 
 class Unsupported(Exception):
@@ -181,6 +182,8 @@ def fused_source(fn: Function) -> str:
         fixup = None
         if op == "full":
             expr = literal(lookup_op("full").full_attrs(value.attrs)["fill_value"], out)
+        elif op in FILLS:
+            expr = literal(FILLS[op], out)
         elif op in ("cast", "cast_like"):
             expr = _conversion(_atom_dtype(args[0]), out)
         elif op in COPIES:

@@ -6,16 +6,22 @@ rank-specific code; sizes stay dynamic. Attributes or ranks the reference reject
 raises the reference's exception class; Numba has no float16, so float16 arguments get no kernel
 (the generator raises NotImplementedError).
 
-Design choices, measured on the 2-core development machine with ``OPENBLAS_NUM_THREADS=1`` (NumPy and
-Numba call two different OpenBLAS builds whose spinning thread pools fight over 2 cores when their calls
-alternate, which makes multi-threaded timings of either erratic); ms per call, float32 unless said:
+Design choices, measured on the 2-core development machine single-threaded (``OPENBLAS_NUM_THREADS=1``:
+the figures below were taken while the float products still ran on a second OpenBLAS, see the first
+point, whose pool made multi-threaded timings erratic); ms per call, float32 unless said:
 
+- Float products (matmul, dense, conv2d and its gradients, the ``c + a @ b`` groups) call the CBLAS gemm
+  of the BLAS NumPy itself loaded (``_gemm``, jit/kernels/blas.py), not Numba's ``np.dot``, which calls
+  SciPy's OpenBLAS: one library keeps one BLAS thread pool in the process, shared with the user's NumPy
+  code. With two pools, one's threads spin while the other's run: W2 took 2x its time when NumPy
+  products alternated with its calls, 40x with another process on a core (bench/threads.py has the
+  figures). ``_gemm`` reads C- and F-ordered operands as they are and copies other strides. BLAS sums
+  in its own order, so float results match the reference within ``rtol * (|a| @ |b|)`` (rtol 1e-5
+  float32, 1e-12 float64; the reference's own BLAS error is of that size). dense (64,784)x(256,784):
+  0.30 vs NumPy 0.35.
 - Integer products (matmul, dense, conv2d and its gradients) are loops accumulating in int64 or uint64,
   stored truncated: exact, wrapping as NumPy does (int32 dense (64,784)x(256,784): 0.8-1.2 vs NumPy 10.5).
-  Float products call ``np.dot`` on contiguous 2-D operands (BLAS), which sums in its own order, so
-  float results match the reference within ``rtol * (|a| @ |b|)`` (rtol 1e-5 float32, 1e-12 float64;
-  the reference's own BLAS error is of that size). dense (64,784)x(256,784): 0.30 vs NumPy 0.35.
-- Float conv2d and both of its gradients use im2col + ``np.dot``, one image at a time (its columns stay
+- Float conv2d and both of its gradients use im2col + BLAS, one image at a time (its columns stay
   in cache). backward_input multiplies a C-ordered copy of the weight's transpose (0.66 instead of 0.72
   with the transposed view); backward_weight adds up g[n] @ cols.T per image (one product over all
   images, (O, N*OH*OW) x (N*OH*OW, K), took 0.44 instead of 0.12 at the first LeNet size, where OpenBLAS
@@ -49,6 +55,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .blas import gemm_source
 from .registry import ArgType, generator
 
 _HEADER = "import numpy as np\nimport numba\n"
@@ -109,18 +116,14 @@ def _product(dims: Sequence[str]) -> str:
 # Matrix products ------------------------------------------------------------------------------
 
 def _matmul_helpers(dtype: str) -> str:
-    """``_mm(a, b, out)``: out = a @ b for 2-D a (m, k), b (k, n): BLAS for floats, exact loops for integers."""
+    """``_mm(a, b, out)``: out = a @ b for 2-D a (m, k), b (k, n) and C-contiguous out: NumPy's BLAS for floats
+    (jit/kernels/blas.py), exact loops for integers."""
     if _is_float(dtype):
-        return """
+        return gemm_source(dtype) + "\n\n" + textwrap.dedent("""
             @numba.njit(cache=True)
             def _mm(a, b, out):
-                if out.size == 0:
-                    return
-                if a.shape[1] == 0:
-                    out[:] = 0
-                    return
-                np.dot(a, b, out)
-            """
+                _gemm(a, b, out, 0.0)
+            """)
     acc = _acc(dtype)
     return f"""
         @numba.njit(cache=True)
@@ -171,9 +174,9 @@ def matmul(attrs: dict, args: list[ArgType]) -> str:
     out_dims = [f"o{i}" for i in range(batch)]
     if batch == 0 and _is_float(a.dtype):
         # One product: BLAS takes C- and F-ordered operands as they are (a transposed weight in a gradient is a
-        # view; copying it to C order costs more than the product); Numba copies other strides itself.
-        lines += ["if m == 0 or n == 0 or k == 0:", f"    return np.zeros((m, n), {dtype})", "return np.dot(a, b)"]
-        return _module("", _kernel("a, b", "\n".join(lines)))
+        # view; copying it to C order costs more than the product); ``_gemm`` copies other strides.
+        lines += [f"out = np.empty((m, n), {dtype})", "_gemm(a, b, out, 0.0)", "return out"]
+        return _module(gemm_source(a.dtype), _kernel("a, b", "\n".join(lines)))
     lines += [
         "a3 = np.ascontiguousarray(a).reshape((pa, m, k))",
         "b3 = np.ascontiguousarray(b).reshape((pb, k, n))",
@@ -198,34 +201,12 @@ def matmul_add_source(dtype: str) -> str:
     ``accumulate(c, a, b)`` adds the product into ``c`` in place with one BLAS gemm (beta = 1), so a
     gradient summed over steps is never a stack of products added at the end; ``kernel(c, a, b)`` does
     it on a C-ordered copy of ``c``. BLAS reads C- and F-ordered operands as they are (a transposed
-    view is F-ordered); other strides are copied first. Numba's own gemm entry point (what its
-    ``np.dot`` calls) is declared by name, so the machine code caches."""
+    view is F-ordered); other strides are copied first (``_gemm``, jit/kernels/blas.py)."""
     if dtype not in ("float32", "float64"):
         raise NotImplementedError(f"matmul_add: no BLAS gemm for {dtype}")
     return _module(
-        f"""
-        from numba import types
-        from numba.np.linalg import ensure_blas
-
-        ensure_blas()
-        _T = types.{dtype}
-        _gemm = types.ExternalFunction("numba_xxgemm", types.intc(
-            types.char, types.char, types.char, types.intp, types.intp, types.intp,  # kind, transposes, m, n, k
-            types.CPointer(_T), types.CPointer(_T), types.intp,  # alpha, a, lda
-            types.CPointer(_T), types.intp, types.CPointer(_T),  # b, ldb, beta
-            types.CPointer(_T), types.intp))  # c, ldc
-        """,
-        f"""
-        @numba.njit(cache=True)
-        def _operand(x):
-            # BLAS's view of a row-major x: (data, 'n' when its memory is x transposed in column-major, leading dim)
-            if x.flags.c_contiguous:
-                return x, ord('n'), max(x.shape[1], 1)
-            if x.flags.f_contiguous:
-                return x, ord('t'), max(x.shape[0], 1)
-            return np.ascontiguousarray(x), ord('n'), max(x.shape[1], 1)
-
-
+        gemm_source(dtype),
+        """
         @numba.njit(cache=True)
         def accumulate(c, a, b):
             m, k = a.shape
@@ -234,14 +215,7 @@ def matmul_add_source(dtype: str) -> str:
                 raise ValueError('matmul: the inner dimensions of the operands differ (a (..., m, k) @ b (..., k, n))')
             if c.shape[0] != m or c.shape[1] != n:
                 raise ValueError('add: the operands do not broadcast to one shape')
-            if m == 0 or n == 0 or k == 0:
-                return c
-            # row-major c += a @ b is column-major c^T += b^T @ a^T
-            b_data, b_trans, ldb = _operand(b)
-            a_data, a_trans, lda = _operand(a)
-            one = np.ones(1, {_np(dtype)})
-            _gemm(ord('{'s' if dtype == 'float32' else 'd'}'), b_trans, a_trans, n, m, k, one.ctypes, b_data.ctypes, ldb,
-                  a_data.ctypes, lda, one.ctypes, c.ctypes, n)
+            _gemm(a, b, c, 1.0)
             return c
         """,
         _kernel("c, a, b", "return accumulate(np.ascontiguousarray(c).copy(), a, b)"),

@@ -21,16 +21,12 @@ import os
 import pickle
 import sys
 import tempfile
-import warnings
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import attrs
 
 from relayish.types import BaseType, Shape, TensorType, Type
-
-# np.dot on arbitrarily strided operands copies them (what NumPy does too); not the user's concern
-warnings.filterwarnings("ignore", message=r"np\.dot\(\) is faster on contiguous arrays")
 
 Generator = Callable[[dict, Sequence["ArgType"]], str]
 

@@ -22,6 +22,7 @@ from relayish.expr import Call, Function, Op
 from relayish.module import Module
 from relayish.printer import astext
 from relayish.traverse import globals_reached, post_order
+from relayish.types import Kind
 from typecheck import infer
 
 from .anf import to_anf
@@ -71,7 +72,11 @@ def reached(module: Module, name: str) -> Module:
 
 def explain(module: Module, name: str, opt_level: int) -> str:
     """The optimized program of ``@name`` as text, then one line per fused kernel (its operators)."""
-    lines = [f"# @{name} at opt_level {opt_level}", astext(module).rstrip(), "", "# fused kernels:"]
+    lines = [f"# @{name} at opt_level {opt_level}"]
+    dims = [tv.name for tv in module[name].type_params if tv.kind is Kind.DIM]
+    if dims:
+        lines.append(f"# optimized once for every size of {', '.join(dims)}: a new size compiles nothing")
+    lines += [astext(module).rstrip(), "", "# fused kernels:"]
     count = 0
     for global_name, fn in module.functions.items():
         for node in post_order(fn):

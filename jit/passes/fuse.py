@@ -13,7 +13,8 @@ per node, and each node is
 - a *reduction* (``sum``, ``mean``) of a tensor of rank >= 1;
 - a *source*: ``zeros_like``/``ones_like`` of a statically known shape (or ``full``). They
   depend on no value, so a group reads them as constants; a source that stays outside groups is
-  written as an argument-free ``full`` (or a scalar constant) so it can move freely;
+  written as an argument-free ``full`` (or a scalar constant) so it can move freely. Of a
+  symbolic shape (a batch ``Dim``) they are elementwise, reading their argument's shape only;
 - anything else, which fusion leaves alone.
 
 Grouping, in chain order: an elementwise node joins the groups of its elementwise producers of
@@ -51,7 +52,7 @@ BINARY = frozenset({"add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq
 RAISING_ON_INTEGERS = frozenset({"div", "pow"})  # ZeroDivisionError, negative exponents: keep their order
 REDUCTIONS = frozenset({"sum", "mean"})
 FILLS = {"zeros_like": 0, "ones_like": 1}
-SHAPE_ONLY = {"broadcast_to_like": (1,), "cast_like": (1,)}  # argument positions whose values are not read
+SHAPE_ONLY = {"broadcast_to_like": (1,), "cast_like": (1,), "zeros_like": (0,), "ones_like": (0,)}  # not read
 HALF = FloatType(16)
 
 
@@ -114,15 +115,15 @@ def classify(call: Call, result: Type | None) -> str:
     if op is None or result is None or any(t is None for t in arg_types):
         return "other"
     name = op.name
-    if name in FILLS or name == "full":
-        return "source" if result.shape.static() is not None else "other"
+    if name == "full" or name in FILLS and result.shape.static() is not None:
+        return "source"
     if name in REDUCTIONS:
         return "reduce" if arg_types[0].shape.rank >= 1 else "other"
     if result.shape.rank == 0:
         return "other"  # scalars are cheap Python expressions in compiled code
     if name in RAISING_ON_INTEGERS and not result.dtype.to_numpy().kind == "f":
         return "other"
-    if name in UNARY or name in BINARY or name in ("where", "broadcast_to", "broadcast_to_like", "cast_like"):
+    if name in UNARY or name in BINARY or name in FILLS or name in ("where", "broadcast_to", "broadcast_to_like", "cast_like"):
         skipped = SHAPE_ONLY.get(name, ())
         if all(broadcasts_statically(t, result) for k, t in enumerate(arg_types) if k not in skipped):
             return "elementwise"
@@ -249,7 +250,8 @@ class Chain:
             if node.kind not in ("elementwise", "reduce"):
                 continue
             candidates: list[Group] = []
-            for p in node.data:
+            # a fill of a symbolic shape joins the group of what gives it its shape
+            for p in node.data + (node.shape_only if node.call.callee.name in FILLS else []):
                 producer = self.nodes[p]
                 same = node.kind == "reduce" or producer.type.shape == node.type.shape
                 if producer.kind == "elementwise" and same and producer.group and producer.group not in candidates:

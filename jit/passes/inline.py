@@ -5,9 +5,12 @@ calls of variables bound by ``let`` to a function literal that does not call its
 direct calls of function literals ``(fn (%x) {..})(a)``. The call becomes
 ``let %x' = a in body'``: the arguments are still evaluated first and in order (the
 callee, a variable or literal, has no effect), and the copy has fresh binders
-(``util.fresh_copy``). Left alone: functions with type parameters (their bodies would
-need a type substitution), fusion groups (``fn primitive``), and functions whose body has
-more than ``MAX_INLINED_NODES`` nodes (each call would copy it). Globals are processed callees
+(``util.fresh_copy``). A polymorphic global is inlined as its instance at the call site:
+its type parameters replaced, in every annotation of the copy, by what the type checker
+instantiated them with there (``typecheck.type_arguments``), so a program written over a
+batch ``Dim`` is optimized as its static twin is. Left alone: fusion groups (``fn primitive``),
+a polymorphic global whose call site leaves a type parameter undetermined, and functions
+whose body has more than ``MAX_INLINED_NODES`` nodes (each call would copy it). Globals are processed callees
 first, so what is inlined is already inlined inside. Every global stays in the module,
 used or not: any of them may be the entry.
 """
@@ -15,10 +18,12 @@ used or not: any of them may be the entry.
 from __future__ import annotations
 
 from relayish.expr import Call, Expr, Function, GlobalVar, Let, Var
+from relayish.errors import RelayTypeError
 from relayish.module import Module
 from relayish.traverse import globals_reached, post_order
+from typecheck import type_arguments
 
-from .util import ScopedRewriter, fresh_copy, lets
+from .util import ScopedRewriter, instantiated, lets
 
 MAX_INLINED_NODES = 2000
 
@@ -26,9 +31,21 @@ MAX_INLINED_NODES = 2000
 def inline_functions(module: Module) -> Module:
     """``module`` with calls of non-recursive functions replaced by their bodies."""
     done: dict[str, Function] = {}
+    type_args = polymorphic_call_sites(module)
     for name in _callees_first(module):
-        done[name] = _Inliner(module, done).rewrite_function(module[name])
+        done[name] = _Inliner(module, done, type_args).rewrite_function(module[name])
     return Module({name: done[name] for name in module.functions}, module.op_decls)
+
+
+def polymorphic_call_sites(module: Module) -> dict:
+    """``typecheck.type_arguments`` of a module that has polymorphic globals (else nothing to
+    look up); a module without every annotation gives none, and its polymorphic calls stay."""
+    if not any(fn.type_params for fn in module.functions.values()):
+        return {}
+    try:
+        return type_arguments(module)
+    except RelayTypeError:
+        return {}
 
 
 def _callees_first(module: Module) -> list[str]:
@@ -57,10 +74,11 @@ def _callees(fn: Function) -> list[str]:
 
 
 class _Inliner(ScopedRewriter):
-    def __init__(self, module: Module, done: dict[str, Function]) -> None:
+    def __init__(self, module: Module, done: dict[str, Function], type_args: dict) -> None:
         super().__init__()
         self.module = module
         self.done = done  # globals already processed (callees come first)
+        self.type_args = type_args  # id(global var) -> its type arguments (the module's own nodes)
         self.recursive: dict[str, bool] = {}
         self.local: dict[int, Function] = {}  # id(var) -> the non-recursive literal it is bound to
         self.used: set[int] = set()  # variables seen so far: a let's own variable in its value means recursion
@@ -79,9 +97,11 @@ class _Inliner(ScopedRewriter):
         if not isinstance(new, Call):
             return new
         fn = self.target(new.callee)
-        if fn is None or fn.type_params or fn.primitive or len(fn.params) != len(new.args) or not self.small(fn):
+        if fn is None or fn.primitive or len(fn.params) != len(new.args) or not self.small(fn):
             return new
-        copy = fresh_copy(fn)
+        copy = instantiated(fn, self.type_args.get(id(old.callee)))
+        if copy is None:
+            return new
         return lets([(p, a, new.span) for p, a in zip(copy.params, new.args)], copy.body)
 
     def target(self, callee: Expr) -> Function | None:

@@ -6,8 +6,10 @@ closures with their environments, references created in the code being specializ
 and *dynamic* ones (atoms of the residual program). What cannot be computed now is emitted as
 a residual ``let``, in order, so effects keep their order:
 
-- a call of a known closure or of a non-recursive, monomorphic global is inlined (its body run
-  with the arguments' values); a recursive function stays a residual function, except that a
+- a call of a known closure or of a non-recursive global is inlined (its body run with the
+  arguments' values; a polymorphic global's body as its instance at the call site: the
+  environment carries the type arguments, ``typecheck.type_arguments``, which every type the
+  residual code takes from that body is rewritten with); a recursive function stays a residual function, except that a
   loop (a let-bound recursive closure) entered with a constant scalar argument (a counter,
   possibly in a tuple) is *unrolled*, all or nothing: its calls are inlined, and if one is
   reached under a dynamic branch entered since, or past ``MAX_UNROLLED`` nested calls, the
@@ -52,6 +54,8 @@ from relayish.module import Module
 from relayish.ops.registry import lookup_op
 from relayish.traverse import free_vars, post_order, trampoline
 from interp.evaluator import run_op
+from .inline import polymorphic_call_sites
+from .util import compose_types, retyped
 
 MAX_BINDINGS = 200_000  # residual lets per global: inlining past this is not specialization any more
 MAX_UNROLLED = 256  # nested inlined calls of one loop; past it the loop is a residual function
@@ -87,6 +91,7 @@ class STuple:
 @attrs.define(eq=False)
 class SGlobal:
     name: str
+    type_args: dict | None = None  # a polymorphic global's instantiation where it was named
 
 
 @attrs.define(eq=False)
@@ -116,13 +121,15 @@ UNIT = STuple(())
 
 
 class Env:
-    """Variables' values; a closure keeps the scope it was created in."""
+    """Variables' values; a closure keeps the scope it was created in. ``types`` instantiates
+    the type parameters of the polymorphic global whose body runs in this scope."""
 
-    __slots__ = ("values", "parent")
+    __slots__ = ("values", "parent", "types")
 
-    def __init__(self, parent: Env | None = None):
+    def __init__(self, parent: Env | None = None, types: dict | None = None):
         self.values: dict[int, Any] = {}
         self.parent = parent
+        self.types: dict = types if types is not None else parent.types if parent is not None else {}
 
     def lookup(self, var: Var) -> Any:
         env: Env | None = self
@@ -199,6 +206,7 @@ class Specializer:
     def __init__(self, module: Module):
         self.module = module
         self.recursive = recursive_globals(module)
+        self.type_args = polymorphic_call_sites(module)  # id(global var) -> its instantiation
         self.scopes: list[Scope] = []
         self.bindings = 0
         self.reified: dict[int, tuple[SClosure, Var, Scope]] = {}  # closures already residual functions (kept alive)
@@ -283,7 +291,8 @@ class Specializer:
 
     def emit_function(self, closure: SClosure) -> Iterator[Any]:
         fn = closure.fn
-        params = [Var(p.name_hint, p.type_annotation, span=p.span) for p in fn.params]
+        types = closure.env.types
+        params = [Var(p.name_hint, retyped(p.type_annotation, types), span=p.span) for p in fn.params]
         env = Env(closure.env)
         env.values.update((id(p), Dyn(q)) for p, q in zip(fn.params, params))
         name = Var(closure.self_var.name_hint if closure.self_var else "fn")
@@ -291,7 +300,7 @@ class Specializer:
             env.values[id(closure.self_var)] = Dyn(name)
         self.reified[id(closure)] = (closure, name, self.scopes[-1])
         body = yield self.block(self.eval(fn.body, env))
-        residual = Function(params, body, fn.ret_type, fn.type_params, span=fn.span)
+        residual = Function(params, body, retyped(fn.ret_type, types), fn.type_params, span=fn.span)
         self.scopes[-1].bindings.append((name, residual))
         return name
 
@@ -308,7 +317,8 @@ class Specializer:
         if isinstance(e, (Constant, Op)):
             return Dyn(e)
         if isinstance(e, GlobalVar):
-            return SGlobal(e.name)
+            found = self.type_args.get(id(e))
+            return SGlobal(e.name, None if found is None else compose_types(found, env.types))
         if isinstance(e, Function):
             return SClosure(e, env)
         if isinstance(e, Tuple):
@@ -324,7 +334,7 @@ class Specializer:
         if isinstance(e, Ascribe):
             return (yield self.eval(e.expr, env, hint))
         if isinstance(e, Zero):
-            return Dyn(self.emit(e, hint))
+            return Dyn(self.emit(Zero(retyped(e.type, env.types), span=e.span) if env.types else e, hint))
         if isinstance(e, If):
             return (yield self.branch(e, env, hint))
         if isinstance(e, Call):
@@ -381,8 +391,11 @@ class Specializer:
             value = yield self.unroll(callee, args, hint)
             if value is not UNDONE:
                 return value
-        if isinstance(callee, SGlobal) and callee.name not in self.recursive and not self.module[callee.name].type_params:
-            return (yield self.inline(self.module[callee.name], Env(), args, hint))
+        if isinstance(callee, SGlobal) and callee.name not in self.recursive:
+            fn = self.module[callee.name]
+            types = instance_types(fn, callee.type_args)
+            if types is not None:
+                return (yield self.inline(fn, Env(types=types), args, hint))
         target = yield self.reify(callee)
         atoms = []
         for arg in args:
@@ -445,6 +458,16 @@ class Specializer:
         env.values.update((id(p), Dyn(q)) for p, q in zip(fn.params, params))
         body = trampoline(self.block(self.eval(fn.body, env)))
         return Function(params, body, fn.ret_type, fn.type_params, span=fn.span)
+
+
+def instance_types(fn: Function, type_args: dict | None) -> dict | None:
+    """The type arguments ``fn``'s body runs with (none for a monomorphic ``fn``), or None
+    where the call site leaves one undetermined (the call stays)."""
+    if not fn.type_params:
+        return {}
+    if type_args is None or any(tv not in type_args for tv in fn.type_params):
+        return None
+    return type_args
 
 
 def holds_scalar_constant(value: Any) -> bool:

@@ -15,8 +15,10 @@ may be written in place or bound to a variable:
   ``sum(x, axis=..., keepdims=...)``, which fusion joins to the group computing ``x`` (x
   numeric: ``sum_to`` also takes booleans, ``sum`` does not);
 - ``zeros_like(x)``, ``ones_like(x)`` of a static type -> ``full(shape=..., fill_value=0 or 1,
-  dtype=...)``: only ``x``'s type mattered, so what computes ``x`` may become dead (the
-  gradient of a mean reads its argument for its size), and ``fold_constants`` can compute it.
+  dtype=...)``, and ``ndarray_size(x)`` -> its constant: only ``x``'s type mattered, so what
+  computes ``x`` may become dead, and ``fold_constants`` can compute what uses it; of a
+  symbolic type (a batch ``Dim``) -> the same call on a parameter of the enclosing global that
+  has exactly that type, for the same reason (fusion then reads that parameter's size).
 
 Types are those ``infer`` writes down where it does (a let-bound call has its variable's
 type), else from ``typecheck.expr_types``.
@@ -32,6 +34,7 @@ import numpy as np
 
 from relayish.expr import Call, Constant, Expr, Function, Op, Var, Zero
 from relayish.module import Module
+from relayish.ops.registry import lookup_op
 from relayish.traverse import ExprMutator, post_order
 from relayish.types import BaseType, BoolType, Shape, TensorType, Type
 from typecheck import expr_types, infer
@@ -42,7 +45,7 @@ from .util import TypeOf, annotation_types, is_removable, let_values, map_functi
 _IDENTITY_ON_SAME_TYPE = frozenset({"reshape", "broadcast_to", "squeeze", "cast"})
 _FIRST_ON_SAME_TYPE = frozenset({"sum_to", "broadcast_to_like", "reshape_like", "cast_like"})
 _FILLS = {"zeros_like": 0.0, "ones_like": 1.0}
-_REWRITTEN = _IDENTITY_ON_SAME_TYPE | _FIRST_ON_SAME_TYPE | _FILLS.keys() | {"add", "sub", "mul", "div"}
+_REWRITTEN = _IDENTITY_ON_SAME_TYPE | _FIRST_ON_SAME_TYPE | _FILLS.keys() | {"add", "sub", "mul", "div", "ndarray_size"}
 
 
 def simplify_algebra(module: Module) -> Module:
@@ -81,6 +84,10 @@ class _Simplify(ExprMutator):
     def __init__(self, fn: Function, types: _Types) -> None:
         super().__init__()
         nodes = list(post_order(fn))
+        self.params = {}  # type -> the first parameter of the global of that type: a fill's witness
+        for p in fn.params:
+            self.params.setdefault(p.type_annotation, p)
+        self.param_ids = {id(p) for p in fn.params}
         self.values = let_values(nodes)
         annotated = annotation_types(nodes)
         self.type_of = functools.partial(types.of, annotated=annotated)
@@ -128,12 +135,27 @@ class _Simplify(ExprMutator):
                 return self.filled_like(old, new)
             if name == "sum_to":
                 return self.sum_to_as_sum(old, new)
-        elif name in _FILLS:
-            ty = self.type_of(old)
-            shape = ty.shape.static() if isinstance(ty, TensorType) and isinstance(ty.shape, Shape) else None
-            if shape is not None and isinstance(ty.dtype, BaseType) and is_removable(args[0], self.type_of):
-                attrs = {"shape": shape, "fill_value": _FILLS[name], "dtype": ty.dtype}
-                return Call(Op("full", span=old.callee.span), [], attrs, span=old.span)
+        elif name in _FILLS or name == "ndarray_size":
+            return self.of_type_only(old, new)
+        return new
+
+    def of_type_only(self, old: Call, new: Call) -> Expr:
+        """A fill or a size, which reads only its argument's type: computed here where the type is
+        static (a ``full``, a constant), else of a parameter of that type (see the module docstring)."""
+        arg = old.args[0]
+        if not is_removable(arg, self.type_of):
+            return new
+        ty = self.type_of(old if old.callee.name in _FILLS else arg)
+        static = ty.shape.static() if isinstance(ty, TensorType) and isinstance(ty.shape, Shape) else None
+        if static is not None and isinstance(ty.dtype, BaseType):
+            if old.callee.name == "ndarray_size":
+                size = lookup_op("ndarray_size")
+                return Constant(size.compute(np.empty(static, np.bool_), **size.full_attrs(old.attrs)), span=old.span)
+            attrs = {"shape": static, "fill_value": _FILLS[old.callee.name], "dtype": ty.dtype}
+            return Call(Op("full", span=old.callee.span), [], attrs, span=old.span)
+        witness = self.params.get(self.type_of(arg))
+        if witness is not None and id(arg) not in self.param_ids:
+            return Call(old.callee, [witness], old.attrs, span=old.span)
         return new
 
     def sum_to_as_sum(self, old: Call, new: Call) -> Expr:

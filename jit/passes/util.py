@@ -21,7 +21,9 @@ from relayish.expr import (
 from relayish.module import Module
 from relayish.ops.registry import lookup_op
 from relayish.traverse import ExprMutator, bound_vars, post_order, trampoline, with_children
-from relayish.types import BaseType, FloatType, Shape, TensorType, TupleType, Type
+from relayish.dims import as_dim
+from relayish.types import BaseType, FloatType, Kind, Shape, TensorType, TupleType, Type
+from typecheck.solver import substitute as substitute_type
 
 Step = Iterator[Any]
 TypeOf = Callable[[Expr], "Type | None"]
@@ -51,13 +53,55 @@ def substitute(expr: Expr, mapping: dict[int, Expr]) -> Expr:
     return Substitute().mutate(expr)
 
 
-def fresh_copy(expr: Expr) -> Expr:
+def retyped(ty: Type | None, types: dict) -> Type | None:
+    """``ty`` with the type variables of ``types`` replaced (dimensions included)."""
+    return substitute_type(ty, types) if ty is not None and types else ty
+
+
+def compose_types(type_args: dict, types: dict) -> dict:
+    """``type_args`` (a call site's instantiation, in terms of its enclosing global's type
+    parameters) with those parameters replaced by ``types`` (that global's own instance)."""
+    if not types:
+        return type_args
+    dims = {tv: as_dim(v) for tv, v in types.items() if tv.kind is Kind.DIM}
+    return {tv: as_dim(v).substitute(dims) if tv.kind is Kind.DIM else substitute_type(v, types)
+            for tv, v in type_args.items()}
+
+
+def fresh_copy(expr: Expr, types: dict | None = None) -> Expr:
     """``expr`` with every variable it binds renamed to a new one (same hint, type, span), so
-    the copy can sit beside the original: each Var object is bound in one place only."""
+    the copy can sit beside the original: each Var object is bound in one place only.
+    ``types`` maps type variables to what replaces them in every type the copy carries
+    (annotations, results, ``Zero`` and ``Ascribe``): an instance of a polymorphic body."""
     mapping: dict[int, Expr] = {
-        id(v): Var(v.name_hint, v.type_annotation, span=v.span) for v in bound_vars(expr)
+        id(v): Var(v.name_hint, retyped(v.type_annotation, types), span=v.span) for v in bound_vars(expr)
     }
-    return substitute(expr, mapping) if mapping else expr
+    if not types:
+        return substitute(expr, mapping) if mapping else expr
+
+    class Retype(ExprMutator):
+        def rewrite(self, old: Expr, new: Expr) -> Expr:
+            if isinstance(old, Var):
+                return mapping.get(id(old), new)
+            if isinstance(new, Function) and new.ret_type is not None:
+                return attrs.evolve(new, ret_type=retyped(new.ret_type, types))
+            if isinstance(new, (Zero, Ascribe)):
+                return attrs.evolve(new, type=retyped(new.type, types))
+            return new
+
+    return Retype().mutate(expr)
+
+
+def instantiated(fn: Function, type_args: dict | None) -> Function | None:
+    """A fresh copy of ``fn``; of a polymorphic ``fn``, its instance at ``type_args`` (what
+    ``typecheck.type_arguments`` found at one call site), or None where the call site does
+    not determine every type parameter."""
+    if not fn.type_params:
+        return fresh_copy(fn)
+    if type_args is None or any(tv not in type_args for tv in fn.type_params):
+        return None
+    copy = fresh_copy(fn, {tv: type_args[tv] for tv in fn.type_params})
+    return attrs.evolve(copy, type_params=())
 
 
 class ScopedRewriter:
@@ -167,16 +211,23 @@ _NEVER_FAIL = frozenset({
     "logical_not", "cast", "cast_like", "zeros_like", "ones_like", "add", "sub", "mul",
     "maximum", "minimum", "equal", "not_equal", "less", "less_equal", "greater",
     "greater_equal", "logical_and", "logical_or", "where", "sum", "mean", "transpose",
-    "expand_dims", "broadcast_to", "broadcast_to_like", "sum_to",
+    "expand_dims", "broadcast_to", "broadcast_to_like", "sum_to", "ndarray_size",
 })  # fmt: skip
 _FLOAT_ONLY = frozenset({"div", "pow"})  # integer division by zero, integers to negative powers raise
 _NONEMPTY = frozenset({"max", "min", "argmax", "softmax", "log_softmax"})  # an empty reduction raises
-# Checked by the type relation on static shapes only (their run-time errors are shape errors):
-_STATIC = frozenset({
-    "reshape", "reshape_like", "squeeze", "matmul", "dense", "conv2d", "conv2d_backward_input",
-    "conv2d_backward_weight", "max_pool2d", "max_pool2d_backward", "max_pool2d_gather", "avg_pool2d",
-    "avg_pool2d_backward", "flatten", "pad", "pad_backward", "concatenate", "concatenate_backward", "stack",
-    "strided_slice", "strided_slice_backward", "softmax_cross_entropy", "full",
+# Their type relations check equalities of dimensions (symbolically) or demand static sizes,
+# so a call whose arguments have the types it was checked with cannot fail, whatever sizes
+# the dimension variables take (a batch ``Dim`` included):
+_CHECKED = frozenset({
+    "reshape", "reshape_like", "squeeze", "matmul", "dense", "flatten", "pad", "pad_backward",
+    "concatenate", "concatenate_backward", "stack", "strided_slice", "strided_slice_backward",
+    "softmax_cross_entropy", "full",
+})  # fmt: skip
+# Windows slide over axes 2 and 3 (NCHW): the relation checks that a window fits only where
+# the sizes are static; a symbolic batch (axis 0) is never part of a window.
+_WINDOWED = frozenset({
+    "conv2d", "conv2d_backward_input", "conv2d_backward_weight", "max_pool2d", "max_pool2d_backward",
+    "max_pool2d_gather", "avg_pool2d", "avg_pool2d_backward",
 })  # fmt: skip
 
 
@@ -184,6 +235,11 @@ def _static_shape(ty: Type | None) -> tuple[int, ...] | None:
     if isinstance(ty, TensorType) and isinstance(ty.shape, Shape):
         return ty.shape.static()
     return None
+
+
+def _static_past_batch(ty: Type) -> bool:
+    """Every dimension after the first is a number."""
+    return isinstance(ty.shape, Shape) and all(d.value is not None for d in ty.shape.dims[1:])
 
 
 def op_cannot_fail(call: Call, type_of: TypeOf) -> bool:
@@ -198,13 +254,14 @@ def op_cannot_fail(call: Call, type_of: TypeOf) -> bool:
         return True
     if name in _FLOAT_ONLY:
         return all(isinstance(t.dtype, FloatType) for t in arg_types)
-    shapes = [_static_shape(t) for t in arg_types]
-    if name in _STATIC:
-        return all(s is not None for s in shapes)
+    if name in _CHECKED:
+        return all(isinstance(t.shape, Shape) for t in arg_types)
+    if name in _WINDOWED:
+        return all(map(_static_past_batch, arg_types))
     if name in _NONEMPTY:
-        return all(s is not None and 0 not in s for s in shapes)
+        return all(s is not None and 0 not in s for s in map(_static_shape, arg_types))
     if name in _INDEXED:
-        return _indices_in_bounds(call, shapes[_INDEXED[name]])
+        return _indices_in_bounds(call, arg_types[_INDEXED[name]])
     return False
 
 
@@ -212,13 +269,21 @@ def op_cannot_fail(call: Call, type_of: TypeOf) -> bool:
 _INDEXED = {"take": 0, "scatter_add": 0, "take_backward": 2}
 
 
-def _indices_in_bounds(call: Call, shape: tuple[int, ...] | None) -> bool:
-    """Constant indices, each inside the static size they index (take's error is out of bounds)."""
+def _indices_in_bounds(call: Call, indexed: TensorType) -> bool:
+    """Constant indices, each inside the static size they index (take's error is out of bounds);
+    the other dimensions may be symbolic."""
     indices = call.args[1]
-    if shape is None or not isinstance(indices, Constant):
+    if not isinstance(indices, Constant) or not isinstance(indexed.shape, Shape):
         return False
+    dims = indexed.shape.dims
     axis = lookup_op(call.callee.name).full_attrs(call.attrs)["axis"]
-    size = int(np.prod(shape)) if axis is None else shape[axis] if -len(shape) <= axis < len(shape) else 0
+    if axis is None:
+        static = indexed.shape.static()
+        size = None if static is None else int(np.prod(static))
+    else:
+        size = dims[axis].value if -len(dims) <= axis < len(dims) else 0
+    if size is None:
+        return False
     values = indices.value
     return values.size == 0 or bool(values.min() >= 0 and values.max() < size)
 
@@ -266,6 +331,6 @@ def is_removable(expr: Expr, type_of: TypeOf | None = None) -> bool:
 
 
 __all__ = [
-    "ATOMS", "ScopedRewriter", "annotation_types", "fresh_copy", "is_removable", "let_values",
-    "lets", "map_functions", "op_cannot_fail", "removable_nodes", "substitute",
+    "ATOMS", "ScopedRewriter", "annotation_types", "compose_types", "fresh_copy", "instantiated", "is_removable", "let_values",
+    "lets", "map_functions", "op_cannot_fail", "removable_nodes", "retyped", "substitute",
 ]  # fmt: skip

@@ -20,7 +20,7 @@ from ..types import BaseType
 
 
 class Pattern(enum.Enum):
-    """How the optimizer may fuse an operator (DESIGN.md section 2)."""
+    """How the optimizer may fuse an operator (docs/design.md)."""
 
     ELEMWISE = "elementwise"
     BROADCAST = "broadcast"

@@ -230,6 +230,15 @@ def reduction(kinds: str, result: BaseType | None = None) -> Relation:
     return relation
 
 
+def ndarray_size(args: list[Type], attrs: dict[str, Any]) -> Type:
+    """A scalar of ``dtype`` whatever ``x`` holds; the axes must be distinct axes of ``x``."""
+    (x,) = tensors(args)
+    reduced_shape(x, attrs["axis"], keepdims=False)
+    if attrs["dtype"].numpy_kind not in NUMBER:
+        fail(f"dtype must be a numeric type, not {attrs['dtype']}")
+    return TensorType(attrs["dtype"], Shape())
+
+
 # shape operators ------------------------------------------------------------------------
 
 
@@ -668,6 +677,7 @@ TYPE_RELATIONS: dict[str, Relation] = {
     "max": reduction(NUMBER),
     "min": reduction(NUMBER),
     "argmax": reduction(NUMBER, IntType(32)),
+    "ndarray_size": ndarray_size,
     "reshape": reshape,
     "transpose": transpose,
     "expand_dims": expand_dims,

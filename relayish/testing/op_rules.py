@@ -270,6 +270,21 @@ def argmax(draw: Draws, out: TensorType) -> Plan | None:
     return Plan((Arg(tensor(operand, source)),), attrs_)
 
 
+def ndarray_size(draw: Draws, out: TensorType) -> Plan | None:
+    """Any tensor, counted over all its axes or a subset (given with negative numbers at times),
+    or over the others with ``exclude``; the count in ``out``'s numeric dtype."""
+    operand = draw.dtype(None)
+    if out.shape != Shape() or not kind_ok(out.dtype, NUMBER) or operand is None:
+        return None
+    rank = draw.integer(0, 3)
+    attrs_: dict[str, Any] = {"dtype": out.dtype}
+    if draw.flag(3):
+        attrs_["axis"] = tuple(a - rank if draw.flag() else a for a in range(rank) if draw.flag())
+    if draw.flag():
+        attrs_["exclude"] = True
+    return Plan((Arg(tensor(operand, [draw.dim() for _ in range(rank)])),), attrs_)
+
+
 # shape operators ----------------------------------------------------------------------------
 
 
@@ -775,6 +790,7 @@ RULES: dict[str, tuple[Rule, Hint]] = {
     "max": (reduction(NUMBER), Hint(NUMBER)),
     "min": (reduction(NUMBER), Hint(NUMBER)),
     "argmax": (argmax, Hint(INT32, 0, 2)),
+    "ndarray_size": (ndarray_size, Hint(NUMBER, 0, 0)),
     "reshape": (reshape, _ELEMWISE),
     "transpose": (transpose, Hint(None, 1, 3)),
     "expand_dims": (expand_dims, Hint(None, 1, 3, static=True)),

@@ -1,12 +1,17 @@
-"""The benchmark harness (bench/workloads.py, bench/programs.py): every implementation of
-every workload matches WORKLOADS.md's float64 references within 1e-4 (outputs checked once,
-no timing, except one quick timed cell per implementation), the references reproduce
-WORKLOADS.md's table, the timing protocol, the correctness check, the table's format, W7's
-fresh-process programs and the command line in --quick mode.
+"""The benchmark harness (bench/workloads.py, bench/programs.py, bench/decorated.py): every
+implementation of every workload matches the float64 references within 1e-4 (outputs checked
+once, no timing, except one quick timed cell per implementation), the references reproduce
+docs/workloads.md's table (read from the file), W8's reference agrees with an independent
+evaluation (complex-step derivatives of a loss written another way) and its initial
+parameters follow the documented drawing rule, the timing protocol, the correctness check,
+the table's format (relay/text, relay/best), W7's fresh-process programs and the command
+line in --quick mode.
 
-relayish-jit cells run in worker processes of the harness (killed past a memory limit, so a
-runaway compiled program cannot take the machine's memory) and compile into a kernel cache
-directory of the test session's own (see ``kernel_cache``), never the user's cache.
+relayish-jit and relayish-relay cells run in worker processes of the harness (killed past a
+memory limit, so a runaway compiled program cannot take the machine's memory), each
+implementation's rows in one process, once per test run even under pytest-xdist (see
+``isolated_cells``), and compile into a kernel cache directory of the test session's own
+(see ``kernel_cache``), never the user's cache.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -23,6 +29,11 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+
+try:
+    import fcntl
+except ImportError:  # Windows: no file locks here, so each pytest-xdist worker computes its own cells
+    fcntl = None
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -39,7 +50,7 @@ def _load_workloads():
 
 W = _load_workloads()
 
-CORE_IMPLS = ("numpy", "relayish-interp", "relayish-jit", "numba")
+CORE_IMPLS = ("numpy", "relayish-interp", "relayish-jit", "relayish-relay", "numba")
 OPTIONAL_IMPLS = ("jax", "jax-scan", "torch")
 CELLS = [(impl, row) for impl in CORE_IMPLS + OPTIONAL_IMPLS for row in W.TIMED_ROWS if W.supported(impl, row)]
 
@@ -75,8 +86,39 @@ def describe(cell: dict) -> str:
 
 
 @pytest.mark.parametrize("row", W.TIMED_ROWS)
-def test_references_reproduce_workloads_md(row):
+def test_references_reproduce_the_docs_table(row):
+    """docs/workloads.md's table has a figure for every output of the row, and the float64
+    references the harness computes reproduce every figure."""
+    entries = W.spec_reference()[row]
+    assert {output for output, _, _ in entries} == set(W.OUTPUTS[row])
     assert W.spec_mismatches(row) == []
+
+
+def test_the_docs_table_is_read_as_written():
+    table = W.spec_reference()
+    assert table["W1.fwd"] == (("L", "value", 488012.8264),)
+    assert ("dL/db", "sum", 894.29099) in table["W1.vg"] and ("dW1", "norm", 2.3722937) in table["W2.vg"]
+    assert table["W5.gradgrad"] == (("gradgrad", "norm", 1895.1607), ("gradgrad", "sum", 546.37682))
+    assert table["W6.loop"] == (("x_10000", "value", 0.9999774133),)
+    assert table["W8.step"][0] == ("L", "value", 2.414882105)
+    assert ("linear4_bias", "norm", 0.022531771) in table["W8.step"]
+    # every line of the file's table was read: as many figures as the table has numbers
+    text = W.WORKLOADS_MD.read_text(encoding="utf-8").split("## Reference values", 1)[1]
+    numbers = [re.sub(r"\s+\([^()]*\)$", "", line.strip().strip("|").split("|")[2].strip()) for line in text.splitlines()
+               if line.startswith("| W")]
+    figures = sum(len(re.findall(r"-?\d+(?:\.\d+)?(?:e-?\d+)?", n)) for n in numbers)
+    distinct = {(row.split(".")[0], output, stat, value) for row, entries in table.items()
+                for output, stat, value in entries}
+    assert len(distinct) == figures
+
+
+def test_a_table_line_that_cannot_be_read_is_an_error(tmp_path):
+    good = W.WORKLOADS_MD.read_text(encoding="utf-8")
+    for line in ("| W2 | ∂W9 | ‖·‖₂ = 1.0 |", "| W2 | ∂W1, ∂b1 | ‖·‖₂ = 1.0 |", "| W2 | ∂W1, ∂b1 | 1.0 |"):
+        path = tmp_path / "workloads.md"
+        path.write_text(good.rstrip("\n") + "\n" + line + "\n", encoding="utf-8")
+        with pytest.raises(ValueError, match="cannot read the reference line"):
+            W.spec_reference(path)
 
 
 def test_inputs_are_float32_in_the_stated_shapes():
@@ -92,25 +134,107 @@ def test_inputs_are_float32_in_the_stated_shapes():
     assert [w3[k].shape for k in ("X", "K1", "c1", "K2", "c2", "W3", "b3", "W4", "b4")] == [
         (16, 1, 28, 28), (20, 1, 5, 5), (20,), (50, 20, 5, 5), (50,), (800, 500), (500,), (500, 10), (10,)]
     assert np.array_equal(w3["Y"].sum(axis=1), np.ones(16, np.float32))
+    w8 = W.inputs("W8.step")
+    assert {k: v.shape for k, v in w8.items()} == {"x": (32, 1, 28, 28), "Y": (32, 10), **W.LENET_PARAMS}
+    assert all(v.dtype == np.float32 for v in w8.values())
+    assert np.array_equal(w8["Y"].sum(axis=1), np.ones(32, np.float32))
+
+
+# -- W8: the reference, checked by a second evaluation ----------------------------------------
+
+
+def lenet_loss(x, Y, params):
+    """W8's loss written independently of the harness (einsum over sliding windows, pooling by
+    strided slices, log-softmax); complex-safe, so that complex steps differentiate it."""
+    K1, c1, K2, c2, W3, b3, W4, b4 = params
+
+    def conv(A, K, c):
+        windows = np.lib.stride_tricks.sliding_window_view(A, K.shape[2:], axis=(2, 3))  # n ch i j p q
+        return np.einsum("ncijpq,ocpq->noij", windows, K, optimize=True) + c
+
+    def pool(A):  # the block's element with the largest real part (the perturbation is imaginary)
+        blocks = np.stack([A[:, :, p::2, q::2] for p in (0, 1) for q in (0, 1)])
+        return np.take_along_axis(blocks, blocks.real.argmax(axis=0)[None], axis=0)[0]
+
+    A1 = pool(np.tanh(conv(x, K1, c1)))
+    A2 = pool(np.tanh(conv(A1, K2, c2)))
+    H = np.tanh(A2.reshape(len(x), -1) @ W3.T + b3)
+    Z = H @ W4.T + b4
+    shifted = Z - Z.real.max(axis=1, keepdims=True)
+    log_softmax = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    return -np.sum(Y * log_softmax) / len(x)
+
+
+def test_w8_reference_agrees_with_complex_step_derivatives():
+    """The reference's loss is the loss evaluated another way, and its one step is p - 0.1 g
+    with g the true gradient: g . d equals the complex-step derivative of the loss along a
+    random direction d, for every parameter (exact to rounding: no differences are taken)."""
+    inp = {k: v.astype(np.float64) for k, v in W.inputs("W8.step").items()}
+    params = [inp[name] for name in W.LENET_PARAMS]
+    ref = W.reference("W8.step")
+    assert len(ref) == 1 + len(params)
+    assert lenet_loss(inp["x"], inp["Y"], params) == pytest.approx(float(ref[0]), rel=1e-12)
+    rng = np.random.default_rng(0)
+    h = 1e-30
+    for k, (name, p, stepped) in enumerate(zip(W.LENET_PARAMS, params, ref[1:])):
+        g = (p - stepped) / W.W8_LR
+        d = rng.standard_normal(p.shape)
+        moved = [q + 1j * h * d if j == k else q for j, q in enumerate(params)]
+        slope = lenet_loss(inp["x"], inp["Y"], moved).imag / h
+        assert abs(slope - np.sum(g * d)) <= 1e-10 * np.linalg.norm(g) * np.linalg.norm(d), name
+
+
+def test_w8_initial_parameters_follow_the_documented_rule():
+    """docs/workloads.md's rule for create_model(lenet, seed=0): one generator seeded 0, the
+    weights in layer order, N(0, 1/fan_in) drawn in float64 then cast, biases zero."""
+    prng = np.random.default_rng(0)
+    inp = W.inputs("W8.step")
+    for name, shape in W.LENET_PARAMS.items():
+        if name.endswith("_bias"):
+            expected = np.zeros(shape, np.float32)
+        else:
+            expected = prng.normal(0.0, 1 / math.sqrt(math.prod(shape[1:])), shape).astype(np.float32)
+        assert np.array_equal(inp[name], expected), name
+
+
+def test_w8_timed_calls_train_and_only_the_first_is_checked():
+    cell = W.run_cell("numpy", "W8.step", quick=True)
+    assert cell["status"] == "ok", describe(cell)
+    assert cell["warmup_calls"] + cell["repeats"] * cell["number"] >= 3
+    assert cell["last_loss"] < float(W.reference("W8.step")[0]), "the parameters moved between calls"
 
 
 # -- every implementation's outputs, once ----------------------------------------------------
 
 
-ISOLATED = ("relayish-jit",)  # run in a worker process, killed past MEMORY_GB: a runaway cannot take the machine
+ISOLATED = ("relayish-jit", "relayish-relay")  # worker processes, killed past MEMORY_GB: a runaway cannot take the machine
 MEMORY_GB = 4.0
 
 
 @pytest.fixture(scope="module")
-def isolated_cells(kernel_cache):
-    """The outputs check of every row of the ISOLATED implementations, computed once, in one
-    worker process per implementation (so kernels compile once), a new one after a failure."""
-    cells = {}
-    for impl in ISOLATED:
-        rows = [row for i, row in CELLS if i == impl]
-        batch = W.run_worker_batch(impl, rows, quick=True, timeout=600, jit_cache=str(kernel_cache),
-                                   memory_gb=MEMORY_GB, timing=False)
-        cells.update({(impl, row): cell for row, cell in batch.items()})
+def isolated_cells(kernel_cache, tmp_path_factory):
+    """``cells(impl)``: the outputs check of every row of an ISOLATED implementation, in one
+    worker process per implementation (so kernels compile once, a new process after a
+    failure), computed at the first need and once per test run: under pytest-xdist the first
+    worker to need them computes them under a lock and leaves them in a file that the others
+    read, instead of every worker compiling everything again."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") and fcntl else base  # xdist: the run's directory
+    found: dict[str, dict] = {}
+
+    def cells(impl: str) -> dict:
+        if impl not in found:
+            result = shared / f"isolated-{impl}.json"
+            with open(shared / f"isolated-{impl}.lock", "w") as lock:
+                if fcntl:
+                    fcntl.flock(lock, fcntl.LOCK_EX)
+                if not result.exists():
+                    rows = [row for i, row in CELLS if i == impl]
+                    batch = W.run_worker_batch(impl, rows, quick=True, timeout=600, jit_cache=str(kernel_cache),
+                                               memory_gb=MEMORY_GB, timing=False)
+                    result.write_text(json.dumps(batch))
+            found[impl] = json.loads(result.read_text())
+        return found[impl]
     return cells
 
 
@@ -118,12 +242,14 @@ def isolated_cells(kernel_cache):
 def test_implementation_matches_reference(impl, row, request):
     need(impl)
     if impl in ISOLATED:
-        cell = request.getfixturevalue("isolated_cells")[(impl, row)]
+        cell = request.getfixturevalue("isolated_cells")(impl)[row]
     else:
         cell = W.run_cell(impl, row, timing=False)
     assert cell["status"] == "ok", describe(cell)
     assert cell["err"] <= W.TOLERANCE
     assert set(cell["errs"]) == set(W.OUTPUTS[row])
+    if impl == "relayish-relay":
+        assert cell["backend"] == "jit", "the column measures @relay's default backend, whatever the environment says"
 
 
 @pytest.mark.parametrize("impl", CORE_IMPLS + OPTIONAL_IMPLS)
@@ -234,9 +360,36 @@ def test_table_format():
     assert any(line.startswith("†") for line in lines)
 
 
+def test_table_relay_columns():
+    """relay/text = relayish-relay / relayish-jit, relay/best = relayish-relay / the best
+    non-relayish column, and the first calls of both; W8 has no text program, so no relay/text."""
+    ok = {"status": "ok", "err": 1e-7}
+    cells = {
+        ("numpy", "W2.vg"): dict(ok, median_s=0.004, min_s=0.004, first_s=0.004),
+        ("relayish-jit", "W2.vg"): dict(ok, median_s=0.002, min_s=0.002, first_s=0.5),
+        ("relayish-relay", "W2.vg"): dict(ok, median_s=0.003, min_s=0.003, first_s=1.5),
+        ("torch", "W2.vg"): dict(ok, median_s=0.001, min_s=0.001, first_s=0.01),
+        ("numpy", "W8.step"): dict(ok, median_s=0.02, min_s=0.02, first_s=0.02),
+        ("relayish-relay", "W8.step"): dict(ok, median_s=0.01, min_s=0.01, first_s=30.0),
+        ("numpy", "W6.fib"): dict(ok, median_s=0.002, min_s=0.002, first_s=0.002),
+        ("relayish-jit", "W6.fib"): dict(ok, median_s=0.001, min_s=0.001, first_s=0.2),
+        ("relayish-relay", "W6.fib"): dict(ok, status="fail", median_s=0.001, min_s=0.001, first_s=0.3, err=1.0),
+    }
+    impls = ["numpy", "relayish-jit", "relayish-relay", "torch"]
+    lines = W.format_table(cells, ["W2.vg", "W6.fib", "W8.step"], impls).splitlines()
+    split = [[c.strip() for c in line.strip("|").split("|")] for line in lines[:5]]
+    assert split[0] == ["workload", *impls, "jit/best", "relay/text", "relay/best", "jit first call",
+                        "relay first call"]
+    assert split[2][5:] == ["2.00× (torch)", "1.50×", "3.00× (torch)", "500 ms", "1.50 s"]
+    assert split[3][5:] == ["0.50× (numpy)", "—", "—", "200 ms", "300 ms"]  # a failing relay cell has no ratios
+    assert split[4][2] == "—" and split[4][5:] == ["—", "—", "0.50× (numpy)", "—", "30.0 s"]
+    assert any(line.startswith("relay/text:") for line in lines) and any(line.startswith("W8:") for line in lines)
+
+
 def test_only_selects_rows():
     assert W.select_rows(None) == list(W.ROWS)
     assert W.select_rows("W7,W1.vg") == ["W1.vg", "W7.cold", "W7.warm", "W7.import"]
+    assert W.select_rows("W8,W6.loop") == ["W6.loop", "W8.step"]
     with pytest.raises(SystemExit):
         W.select_rows("W9")
 
@@ -286,3 +439,24 @@ def test_command_line_quick(tmp_path):
     assert {(c["impl"], c["row"]) for c in record["cells"]} == {
         (i, r) for i in ("numpy", "relayish-interp") for r in ("W5.gradgrad", "W7.import")}
     assert all(c["status"] == "ok" and math.isfinite(c["median_s"]) for c in record["cells"])
+
+
+def test_command_line_relay_columns(tmp_path, kernel_cache):
+    out = tmp_path / "bench.json"
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "workloads.py"), "--only", "W6.loop",
+                           "--impl", "numpy,relayish-jit,relayish-relay", "--quick", "--jit-cache", str(kernel_cache),
+                           "--json", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("| workload"))
+    assert [c.strip() for c in header.strip("|").split("|")] == [
+        "workload", "numpy", "relayish-jit", "relayish-relay", "jit/best", "relay/text", "relay/best",
+        "jit first call", "relay first call"]
+    row = [c.strip() for c in next(line for line in lines if line.startswith("| W6.loop")).strip("|").split("|")]
+    assert all(c.endswith("✓") for c in row[1:4]) and all(c.endswith("×") or "× (" in c for c in row[4:7])
+    assert all(c != "—" for c in row[7:])
+    record = json.loads(out.read_text())
+    relay = next(c for c in record["cells"] if c["impl"] == "relayish-relay")
+    assert relay["backend"] == "jit" and relay["first_s"] > 0
+

@@ -268,7 +268,7 @@ def op(name: str, *args: Expr, **attributes) -> Call:
 
 
 def mlp_loss_module() -> Module:
-    """The DESIGN.md section 3 example, built with the constructors."""
+    """The typed-IR example of the design (a small MLP loss with a closure), built with the constructors."""
     n, s = TypeVar("n", Kind.DIM), TypeVar("s", Kind.SHAPE)
     relu_type = ForallType([s], FuncType([TensorType(F32, s)], TensorType(F32, s)))
     x = Var("x", TensorType(F32, Shape(n, 784)))

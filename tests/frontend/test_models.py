@@ -106,6 +106,22 @@ def test_sgd_steps_lower_the_loss_and_export_snapshots_the_parameters():
     assert not np.allclose(model(x), out)
 
 
+def test_an_sgd_step_updates_in_place_and_checks_every_gradient_first():
+    model = relay.create_model(models.small, seed=0)
+    weight = model.params["linear3_weight"]
+    before = {name: p.copy() for name, p in model.params.items()}
+    good = {name: np.ones_like(p) for name, p in model.params.items()}
+    with pytest.raises(ValueError, match="shape"):
+        relay.update_model_params(model, {**good, "linear3_weight": np.ones(3)}, lr=0.5)
+    with pytest.raises(KeyError, match="no parameter"):
+        relay.update_model_params(model, {**good, "nope": np.ones(3)}, lr=0.5)
+    for name, p in model.params.items():  # nothing half done
+        np.testing.assert_array_equal(p, before[name])
+    relay.update_model_params(model, good, lr=0.5)
+    assert model.params["linear3_weight"] is weight
+    np.testing.assert_array_equal(weight, before["linear3_weight"] - np.float32(0.5))
+
+
 def test_save_and_load_round_trip_and_reject_mismatched_files(tmp_path):
     model = relay.create_model(models.small, seed=4)
     path = tmp_path / "small.npz"

@@ -3,7 +3,7 @@
 Programs are polymorphic in their sizes, so each (program, dtype) is one kernel whatever sizes
 hypothesis draws (0 and 1 included): same-shape operands, rows, columns and scalars, reductions
 over all axes, over the inner axis and over the outer one, several outputs, integers, casts and
-comparisons, and log/sin/cos on arguments their approximations leave to libm. Tolerances: float32
+comparisons, fills of a symbolic shape (read for their shape only), and log/sin/cos on arguments their approximations leave to libm. Tolerances: float32
 rtol 1e-5 and atol 1e-6 (tanh's approximation is within 5 ulp, contracted multiply-adds round once,
 and sums accumulate in float64 where NumPy adds float32 pairwise), float64 rtol 1e-10 and atol
 1e-12, integers exact.
@@ -40,12 +40,16 @@ PROGRAMS = {
   let %z = @where(%x > %y, %x, @maximum(%y, 0.5{s})) in
   (@cast(%x < %y, dtype={dtype}) * %z + @relu(%y), @sum(-%z / (%y * %y + 1.0{s})))
 }}""",
+    "fills": """def @main[n: Dim, m: Dim](%X: {T_nm}, %b: {T_m}) {{
+  let %h = %X * %b in
+  (@zeros_like(%h) + %h + %h, @sum(@ones_like(%h) + @abs(%h), axis=1), @ones_like(%h) - %X)
+}}""",
     "integers": """def @main[n: Dim, m: Dim](%i: {T_nm}, %j: {T_m}) {{
   (@sum(%i * %j + 3{s}), @abs(%i - %j) * 2{s}, @sum(@cast(%i > %j, dtype={dtype}), axis=0))
 }}""",
 }
 DTYPES = {"w1": ("f32", "f64"), "rows_columns": ("f32", "f64"), "libm": ("f32", "f64"), "compare_cast": ("f32",),
-          "integers": ("i32", "i64")}
+          "fills": ("f32", "i64"), "integers": ("i32", "i64")}
 TYPES = {"f32": ("FloatType(32)", "", np.float32), "f64": ("FloatType(64)", "f64", np.float64),
          "i32": ("IntType(32)", "", np.int32), "i64": ("IntType(64)", "i64", np.int64)}
 TOLERANCES = {"f32": (1e-5, 1e-6), "f64": (1e-10, 1e-12), "i32": (None, 0.0), "i64": (None, 0.0)}

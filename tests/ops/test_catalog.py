@@ -21,7 +21,7 @@ SPEC = {
     Pattern.REDUCE: "sum mean max min argmax",
     Pattern.OPAQUE: (
         "reshape transpose expand_dims squeeze broadcast_to broadcast_to_like sum_to concatenate stack "
-        "take strided_slice pad flatten full one_hot cast_like "
+        "take strided_slice pad flatten full one_hot cast_like ndarray_size "
         "matmul dense conv2d max_pool2d avg_pool2d softmax log_softmax softmax_cross_entropy "
         "reshape_like conv2d_backward_input conv2d_backward_weight max_pool2d_backward max_pool2d_gather avg_pool2d_backward "
         "strided_slice_backward take_backward scatter_add concatenate_backward pad_backward"
@@ -29,13 +29,13 @@ SPEC = {
 }
 NOT_DIFFERENTIABLE = set(
     "logical_not equal not_equal less less_equal greater greater_equal logical_and logical_or "
-    "argmax zeros_like ones_like full one_hot".split()
+    "argmax zeros_like ones_like full one_hot ndarray_size".split()
 )
 NAMES = [name for names in SPEC.values() for name in names.split()]
 
 
 def test_the_specified_operators_are_registered() -> None:
-    assert len(NAMES) == len(set(NAMES)) == 71
+    assert len(NAMES) == len(set(NAMES)) == 72
     assert sorted(all_ops()) == sorted(NAMES)
 
 

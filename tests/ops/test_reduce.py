@@ -87,3 +87,23 @@ def test_argmax(data: st.DataObject, dtype: np.dtype, keepdims: bool) -> None:
 def test_reducing_an_axis_out_of_range_fails() -> None:
     with pytest.raises(ValueError, match="out of bounds"):
         get_op("sum")(np.ones((2, 3)), axis=2)
+
+
+@given(data=st.data(), dtype=st.sampled_from(NUMBERS), exclude=st.booleans())
+def test_ndarray_size_counts_the_elements_a_sum_over_those_axes_adds(data: st.DataObject, dtype: np.dtype,
+                                                                      exclude: bool) -> None:
+    """The count is the number of ones a sum over the counted axes adds up (the oracle); with
+    ``exclude`` it counts the other axes."""
+    x = data.draw(arrays(np.dtype(np.bool_), shapes(), 0, 1), label="x")
+    axis = data.draw(axis_attr(x.ndim), label="axis")
+    named = range(x.ndim) if axis is None else [axis] if isinstance(axis, int) else axis
+    counted = [a for a in range(x.ndim) if (a in {n % x.ndim for n in named}) != exclude]
+    expected = np.sum(np.ones([x.shape[a] for a in counted], np.int64))
+    result = get_op("ndarray_size")(x, axis=axis, exclude=exclude, dtype=dtype)
+    assert result.shape == () and result.dtype == dtype
+    assert result == np.array(expected).astype(dtype)
+
+
+def test_ndarray_size_of_axes_it_does_not_have_fails() -> None:
+    with pytest.raises(ValueError, match="not a set of distinct axes"):
+        get_op("ndarray_size")(np.ones((2, 3)), axis=(1, -1))

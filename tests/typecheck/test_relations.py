@@ -91,6 +91,8 @@ WELL_TYPED: list[tuple[str, tuple[Type, ...], dict[str, Any], Type]] = [
     ("min", (T(F32, n, 10),), {"axis": 1, "keepdims": True}, T(F32, n, 1)),
     ("argmax", (T(F32, n, 10),), {"axis": 1}, T(I32, n)),
     ("argmax", (T(F64, n, 10),), {}, T(I32)),
+    ("ndarray_size", (T(B, n, 10, h),), {"axis": (0, -1), "exclude": True, "dtype": F32}, T(F32)),
+    ("ndarray_size", (T(I32),), {}, T(IntType(64))),
     # shape operators
     ("reshape", (T(F32, n, 50, 4, 4),), {"newshape": (0, -1)}, T(F32, n, 800)),
     ("reshape", (T(F32, 2, 3, 4),), {"newshape": (4, -1)}, T(F32, 4, 6)),
@@ -233,6 +235,8 @@ ILL_TYPED: list[tuple[str, tuple[Type, ...], dict[str, Any], str]] = [
     ("max", (X,), {"axis": -3}, "axis -3 is out of range for a tensor of rank 2"),
     ("min", (T(F32),), {"axis": 0}, "axis 0 is out of range for a tensor of rank 0"),
     ("argmax", (T(F32, n),), {"axis": 1}, "axis 1 is out of range for a tensor of rank 1"),
+    ("ndarray_size", (T(F32, n, 3),), {"axis": (1, -1)}, "axes (1, -1) name axis 1 twice"),
+    ("ndarray_size", (T(F32, n),), {"dtype": B}, "dtype must be a numeric type, not BoolType"),
     # shape operators
     ("reshape", (X,), {"newshape": (4,)}, "cannot reshape Shape(2, 3) (6 elements) to Shape(4) (4 elements)"),
     ("reshape", (T(F32, n, 3),), {"newshape": (-1, 2)}, "cannot reshape Shape(n, 3) (3*n elements) to (-1, 2): 3*n is not a multiple of 2"),
@@ -424,7 +428,7 @@ def test_symbolic_results_are_canonical() -> None:
 
 
 def test_lenet_shapes_through_symbolic_batch() -> None:
-    """LeNet's shapes (DESIGN.md section 8) from a batch of n images: each layer by hand."""
+    """LeNet's shapes (docs/frontend.md, the models) from a batch of n images: each layer by hand."""
     x = T(F32, n, 1, 28, 28)
     c1 = relate("conv2d", x, T(F32, 20, 1, 5, 5))
     assert c1 == T(F32, n, 20, 24, 24)

@@ -52,6 +52,31 @@ def @rnn_steps(%xs: {F32.format('3, 2, 4')}, %Wx: {F32.format('4, 5')}, %Wh: {F3
 }}
 """
 
+# Polymorphic twins: the batch is a dimension variable, helpers are polymorphic globals called at
+# several instances (one of them compound, n + 1), so inlining and partial evaluation must instantiate.
+POLYMORPHIC = f"""
+def @poly_loss[n: Dim](%X: {F32.format('n, 6')}, %Y: {F32.format('n, 3')}, %V1: {F32.format('6, 5')}, %c1: {F32.format(5)},
+                      %V2: {F32.format('5, 3')}) -> {F32.format('')} {{
+  let %h = @tanh(@matmul(%X, %V1) + %c1) in
+  @softmax_cross_entropy(@matmul(%h, %V2), %Y) + @mean(%h)
+}}
+def @poly_mlp[b: Dim](%X: {F32.format('b, 6')}, %Y: {F32.format('b, 3')}, %W1: {F32.format('6, 5')}, %b1: {F32.format(5)},
+                     %W2: {F32.format('5, 3')}) {{
+  Grad(fn (%V1: {F32.format('6, 5')}, %c1: {F32.format(5)}, %V2: {F32.format('5, 3')}) {{
+    @poly_loss(%X, %Y, %V1, %c1, %V2)
+  }})(%W1, %b1, %W2)
+}}
+def @poly_norm[k: Dim](%v: {F32.format('k')}) -> {F32.format('')} {{ @sum(%v * %v) }}
+def @poly_tail[m: Dim](%x: {F32.format('m + 1')}) -> {F32.format('')} {{
+  @poly_norm(%x) + @poly_norm(@concatenate(%x, %x * 3.0, axis=0)) * 0.5
+}}
+def @poly_shift[m: Dim](%x: {F32.format('m + 1')}) {{ Grad(@poly_tail)(%x) }}
+def @poly_id[t: BaseType](%v: Tensor(t, Shape())) -> Tensor(t, Shape()) {{ %v }}
+def @poly_twice[m: Dim](%x: {F32.format('m + 1')}, %s: Tensor(IntType(32), Shape())) {{
+  (Grad(fn (%y: {F32.format('m + 1')}) {{ @poly_tail(%y) * @cast(@poly_id(%s), dtype=FloatType(32)) }})(%x), @poly_id(%s))
+}}
+"""
+
 
 def _workload_programs() -> list[Program]:
     rng = np.random.default_rng(0)
@@ -61,12 +86,16 @@ def _workload_programs() -> list[Program]:
         return rng.standard_normal(shape).astype(np.float32) * 0.5
 
     labels = np.eye(3, dtype=np.float32)[[0, 2, 1, 0]]
+    polymorphic = relayish.parse(POLYMORPHIC, filename="polymorphic.rly")
     return [
         Program(module, "w1", (f32(8), f32(8), f32(8))),
         Program(module, "mlp", (f32(4, 6), labels, f32(6, 5), f32(5), f32(5, 3), f32(3))),
         Program(module, "gradgrad", (f32(5),)),
         Program(module, "rnn", rnn := (f32(3, 2, 4), f32(4, 5), f32(5, 5))),  # unrolled: its steps are static
         Program(module, "rnn_steps", (*rnn, np.int32(3))),  # the same RNN as a loop: its steps are an argument
+        Program(polymorphic, "poly_mlp", (f32(4, 6), labels, f32(6, 5), f32(5), f32(5, 3))),
+        Program(polymorphic, "poly_shift", (f32(7),)),
+        Program(polymorphic, "poly_twice", (f32(5), np.int32(3))),
     ]
 
 

@@ -92,6 +92,42 @@ def @main(%x: {I32}, %f: ({I32}) -> {I32}, %v: Tensor(FloatType(32), Shape(3))) 
     assert alpha_equal(dce(text), typed(text))
 
 
+def T(dims: str) -> str:
+    return f"Tensor(FloatType(32), Shape({dims}))"
+
+
+def test_operators_on_a_symbolic_batch_that_cannot_fail_go():
+    """The types guarantee these succeed for every size of n: products check only equal inner
+    dimensions, windows slide over static spatial sizes, constant indices fall in a static axis."""
+    out = dce(f"""
+def @main[n: Dim](%x: {T('n, 4')}, %w: {T('4, 3')}, %img: {T('n, 1, 8, 8')}, %k: {T('2, 1, 3, 3')},
+                  %xs: {T('5, n, 4')}) {{
+  let %a = @matmul(%x, %w) in
+  let %t = @transpose(%x) in
+  let %b = @matmul(%t, %x) in
+  let %cv = @conv2d(%img, %k) in
+  let %c = @max_pool2d(%cv, pool_size=2) in
+  let %d = @take(%xs, 4, axis=0) in
+  let %e = @softmax_cross_entropy(%x, %x) in
+  %w
+}}""")
+    assert alpha_equal(out, typed(f"def @main[n: Dim](%x: {T('n, 4')}, %w: {T('4, 3')}, %img: {T('n, 1, 8, 8')}, "
+                                  f"%k: {T('2, 1, 3, 3')}, %xs: {T('5, n, 4')}) {{ %w }}"))
+
+
+def test_operators_whose_success_depends_on_a_symbolic_size_stay():
+    """A window over a symbolic image size (too small an image raises), an index into a
+    symbolic axis, the maximum of a possibly empty vector."""
+    text = f"""
+def @main[h: Dim](%img: {T('1, 1, h, 8')}, %k: {T('2, 1, 3, 3')}, %v: {T('h')}) {{
+  let %c = @conv2d(%img, %k) in
+  let %d = @take(%v, 4, axis=0) in
+  let %e = @max(%v) in
+  %k
+}}"""
+    assert alpha_equal(dce(text), typed(text))
+
+
 def test_a_dead_write_keeps_the_effects_of_its_value():
     out = dce(f"""
 def @main(%x: {F32}, %f: ({F32}) -> {F32}) {{

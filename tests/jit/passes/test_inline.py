@@ -13,6 +13,7 @@ from relayish.ir import Call, Module, Var
 from relayish.traverse import bound_vars, post_order
 from tests.core.test_deep import SCALAR, default_recursion_limit, let_chain  # noqa: F401  (fixture)
 from tests.jit.passes.corpus import assert_preserved
+from typecheck import infer
 
 F32 = "Tensor(FloatType(32), Shape())"
 
@@ -53,18 +54,51 @@ def @main(%x: {F32}) {{
     assert alpha_equal(inline(m), expected)
 
 
-def test_recursive_and_polymorphic_functions_stay():
+def test_recursive_functions_stay():
     text = f"""
 def @even(%n: Tensor(IntType(32), Shape())) -> Tensor(BoolType, Shape()) {{ if %n == 0 then true else @odd(%n - 1) }}
 def @odd(%n: Tensor(IntType(32), Shape())) -> Tensor(BoolType, Shape()) {{ if %n == 0 then false else @even(%n - 1) }}
-def @id[t: BaseType](%v: Tensor(t, Shape())) -> Tensor(t, Shape()) {{ %v }}
 def @main(%x: {F32}) {{
   let %loop = fn (%i: Tensor(IntType(32), Shape())) -> Tensor(IntType(32), Shape()) {{
     if %i <= 0 then %i else %loop(%i - 1)
   }} in
-  (@even(%loop(3)), @id(%x))
+  (@even(%loop(3)), %x)
 }}"""
-    assert alpha_equal(inline(parse(text)), parse(text))
+    assert alpha_equal(inline(infer(parse(text))), infer(parse(text)))
+
+
+POLY = """
+def @norm[k: Dim](%v: Tensor(FloatType(32), Shape(k))) -> Tensor(FloatType(32), Shape()) {
+  let %s: Tensor(FloatType(32), Shape(k)) = %v * %v in @sum(%s)
+}
+def @id[t: BaseType](%v: Tensor(t, Shape())) -> Tensor(t, Shape()) { %v }
+"""
+
+
+def test_a_polymorphic_global_is_inlined_as_its_instance_at_each_call():
+    """Every annotation of the copy says the caller's dimensions (m + 1, 2 * m + 2) and dtype."""
+    text = POLY + """
+def @main[m: Dim](%x: Tensor(FloatType(32), Shape(m + 1)), %i: Tensor(IntType(32), Shape())) {
+  (@norm(%x) + @norm(@concatenate(%x, %x, axis=0)), @id(%i))
+}"""
+    expected = POLY + """
+def @main[m: Dim](%x: Tensor(FloatType(32), Shape(m + 1)), %i: Tensor(IntType(32), Shape())) {
+  ((let %v1: Tensor(FloatType(32), Shape(m + 1)) = %x in
+    let %s1: Tensor(FloatType(32), Shape(m + 1)) = %v1 * %v1 in @sum(%s1))
+   + (let %v2: Tensor(FloatType(32), Shape(2 * m + 2)) = @concatenate(%x, %x, axis=0) in
+      let %s2: Tensor(FloatType(32), Shape(2 * m + 2)) = %v2 * %v2 in @sum(%s2)),
+   let %v3: Tensor(IntType(32), Shape()) = %i in %v3)
+}"""
+    out = infer(inline(infer(parse(text))))
+    assert alpha_equal(out["main"], infer(parse(expected))["main"])
+
+
+def test_a_type_parameter_the_call_does_not_determine_keeps_the_call():
+    text = """
+def @free[q: Dim](%v: Tensor(FloatType(32), Shape())) -> Tensor(FloatType(32), Shape()) { %v }
+def @main(%x: Tensor(FloatType(32), Shape())) { @free(%x) }"""
+    module = infer(parse(text))
+    assert alpha_equal(inline(module), module)
 
 
 def test_deep_let_chain():

@@ -17,7 +17,7 @@ from relayish.expr import Call, Constant, Expr, Function, Let, Op, RefNew, RefRe
 from relayish.module import Module
 from relayish.testing import assert_pass_preserves, check_pass
 from relayish.traverse import post_order
-from tests.jit.passes.corpus import corpus
+from tests.jit.passes.corpus import POLYMORPHIC, corpus
 from typecheck import infer
 
 F3 = "Tensor(FloatType(32), Shape(3))"
@@ -46,6 +46,19 @@ def test_the_gradients_of_the_workloads_lose_every_reference_and_closure():
         after = reached(infer(eliminate_dead_code(infer(partially_evaluate(before)))), name)
         assert refs_and_closures(before)[0] > 10, name
         assert refs_and_closures(after) == (0, 0), (name, str(after))
+
+
+def test_polymorphic_gradients_lose_every_reference_and_closure_and_stay_polymorphic():
+    """A batch dimension variable, helpers that are polymorphic globals called at several
+    instances (m + 1, 2 * m + 2) and over a base type: their bodies are specialized as instances."""
+    module = prepared(relayish.parse(POLYMORPHIC))
+    for name in ["poly_mlp", "poly_shift", "poly_twice"]:
+        before = reached(module, name)
+        after = reached(infer(eliminate_dead_code(infer(partially_evaluate(before)))), name)
+        assert refs_and_closures(before)[0] > 10, name
+        assert refs_and_closures(after) == (0, 0), (name, str(after))
+        assert after[name].type_params == before[name].type_params
+        assert set(after.functions) == {name}, "every polymorphic helper was inlined"
 
 
 def test_a_reference_read_under_a_dynamic_branch_is_materialized_first():

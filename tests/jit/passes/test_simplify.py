@@ -56,6 +56,24 @@ def @main(%x: {V3}, %s: Tensor(FloatType(32), Shape())) {{
 }}""")  # the fills depend on types only
 
 
+def test_a_fill_of_a_symbolic_type_reads_a_parameter_of_that_type():
+    """Only the type matters: a parameter with exactly that type stands in for the computed value,
+    which may then be dead code; without such a parameter the fill stays."""
+    N3 = "Tensor(FloatType(32), Shape(n, 3))"
+    text = f"""
+def @main[n: Dim](%x: {N3}, %y: {N3}, %v: Tensor(FloatType(32), Shape(n))) {{
+  let %t = %x * %y in
+  (@zeros_like(%t) * 2.0, @ones_like(@sum(%t, axis=1)) * 2.0, @ones_like(%y) * 2.0)
+}}"""
+    assert same(text, f"""
+def @main[n: Dim](%x: {N3}, %y: {N3}, %v: Tensor(FloatType(32), Shape(n))) {{
+  let %t = %x * %y in
+  (@zeros_like(%x) * 2.0, @ones_like(%v) * 2.0, @ones_like(%y) * 2.0)
+}}""")
+    kept = f"def @main[n: Dim](%x: {N3}) {{ @zeros_like(@transpose(%x)) * 2.0 }}"
+    assert same(kept, kept)
+
+
 def test_ieee_cases_stay():
     text = f"def @main(%x: {V3}) {{ (%x * 0.0, %x - %x, 0.0 - %x, 1.0 / %x) }}"
     assert same(text, text)
