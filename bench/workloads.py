@@ -613,9 +613,10 @@ def relayish_relay_impl(row: str, inp: dict) -> Prepared:
 
         def step():
             g = relay.grad(model, loss, (x, y))
-            relay.update_model_params(model, g, W8_LR)
-            return g.value, tuple(model.params.values())  # update_model_params makes new arrays: no copies needed
-        return simple(step, info={"backend": loss.backend})
+            relay.update_model_params(model, g, W8_LR)  # in place, as the other columns update
+            return g.value
+        return Prepared(first=lambda: (step(), [p.copy() for p in model.params.values()]), call=step,
+                        outputs=flatten, info={"backend": loss.backend})
     fn = load_decorated().ENTRIES[row]
     _, args = relayish_args(row, inp)
     return simple(lambda: fn(*args), info={"backend": fn.backend})

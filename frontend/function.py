@@ -164,17 +164,20 @@ class RelayFunction(Decorated):
 
     def __init__(self, fn: Any, backend: str | None = None):
         super().__init__(fn, backend)
+        self._own_runner: Runner | None = None  # how a call runs, found at the first (as the translation is)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if PYTHON_MODE.get():
             return self.python_function(*args, **kwargs)
-        model = self.model_definition()
-        if model is not None:
-            raise FrontendError(f"{self.__name__} uses the parameters of the model {model.__name__}: "
-                                "create one with relay.create_model and use relay.grad(model, fn, args), or call "
-                                "relay.export_model(model)")
-        module, names = self.module()
-        return run(module, names[id(self)], self, self.positional(args, kwargs))
+        if self._own_runner is None:
+            model = self.model_definition()
+            if model is not None:
+                raise FrontendError(f"{self.__name__} uses the parameters of the model {model.__name__}: "
+                                    "create one with relay.create_model and use relay.grad(model, fn, args), or "
+                                    "call relay.export_model(model)")
+            module, names = self.module()
+            self._own_runner = self.runner(module, names[id(self)])
+        return self._own_runner(self.positional(args, kwargs) if kwargs else args)
 
     def positional(self, args: tuple, kwargs: dict) -> tuple:
         """Keyword arguments in parameter order, as Python would bind them."""

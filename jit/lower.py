@@ -13,7 +13,6 @@ static types of their arguments (dtype and rank), with the attributes baked in.
 from __future__ import annotations
 
 import functools
-from contextlib import contextmanager, nullcontext
 
 import keyword
 import re
@@ -477,18 +476,26 @@ HALF = FloatType(16)
 RECURSION_LIMIT = 200_000  # non-tail calls deep; each costs a Python frame (~0.5 KB), not C stack
 
 
-@contextmanager
-def python_guard(warnings_off: bool) -> Iterator[None]:
+class python_guard:  # noqa: N801 - used as a context manager, like a function
     """Around generated Python: room for its non-tail recursion (Python-to-Python calls use no C
     stack in 3.11), and NumPy's warnings off where it computes scalars (the evaluator's semantics
-    have no warnings)."""
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
-    try:
-        with np.errstate(all="ignore") if warnings_off else nullcontext():
-            yield
-    finally:
-        sys.setrecursionlimit(limit)
+    have no warnings). A class, not a generator: it runs on every call of a compiled function."""
+
+    __slots__ = ("errors", "limit")
+
+    def __init__(self, warnings_off: bool):
+        self.errors = np.errstate(all="ignore") if warnings_off else None
+
+    def __enter__(self) -> None:
+        self.limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(self.limit, RECURSION_LIMIT))
+        if self.errors is not None:
+            self.errors.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.errors is not None:
+            self.errors.__exit__(*exc)
+        sys.setrecursionlimit(self.limit)
 
 
 def in_python(fn: Any, *args: Any) -> Any:
