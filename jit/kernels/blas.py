@@ -16,6 +16,14 @@ under names of ours (``relayish_`` + the symbol) by ``ensure_gemm``, which each 
 import, before Numba links its cached machine code (what ``numba.np.linalg.ensure_blas`` does for
 ``numba_xxgemm``).
 
+Threads: each product runs on one thread (OpenBLAS's thread count is set to 1 around it and put back, where
+the library exports ``openblas_set_num_threads``). Its pool waits for its threads by spinning: beside
+another busy process a product on two threads took 6-16 times its one-thread time here (25 MFLOP: 6.6 ms
+against 0.4), and a LeNet training step 1.5 s instead of 16 ms, while on an idle machine two threads gain
+at most 1.6x on the workloads' products; OpenBLAS's sums also differ in their last bits with the thread
+count, so one fixed count keeps results the same whatever the machine is doing. Parallelism comes from
+our own threads (jit/threads.py), which back off when the cores are busy.
+
 Kernel modules include ``gemm_source(dtype)``: the declaration of that symbol and ``_gemm``, which calls
 it. The source names the symbol, so a process whose NumPy has another BLAS writes other kernel files
 (the cache is keyed by source text) and never links a cached kernel against the wrong symbol.
@@ -44,14 +52,19 @@ _INT32_MAX = 2**31 - 1
 class NumpyGemm:
     """The CBLAS ``sgemm`` and ``dgemm`` of NumPy's BLAS."""
 
-    symbols: dict[str, str]  # "float32" / "float64" -> symbol name
-    addresses: dict[str, int]  # "float32" / "float64" -> address
+    symbols: dict[str, str]  # "float32" / "float64" (and "get_threads" / "set_threads" of OpenBLAS) -> symbol name
+    addresses: dict[str, int]  # the same keys -> address
     int_bits: int  # of its integer arguments: 64 (ILP64) or 32
     library: str  # the file it lives in ("?" where unknown)
 
-    def registered_name(self, dtype: str) -> str:
+    def registered_name(self, key: str) -> str:
         """The name kernels call the symbol by (registered by ``ensure_gemm``)."""
-        return "relayish_" + self.symbols[dtype]
+        return "relayish_" + self.symbols[key]
+
+    @property
+    def single_threaded(self) -> bool:
+        """Whether our products can ask OpenBLAS for one thread (module docstring)."""
+        return "set_threads" in self.symbols
 
 
 def _choice() -> str:
@@ -101,6 +114,12 @@ def numpy_gemm() -> NumpyGemm | None:
                          for dtype, name in symbols.items()}
         except AttributeError:
             continue
+        for key, name in (("get_threads", f"{prefix}openblas_get_num_threads{suffix}"),
+                          ("set_threads", f"{prefix}openblas_set_num_threads{suffix}")):
+            if hasattr(scope, name):  # OpenBLAS's thread count, to run our products on one thread
+                symbols[key], addresses[key] = name, ctypes.cast(getattr(scope, name), ctypes.c_void_p).value
+        if len(symbols) == 3:  # one of the pair only: no control
+            del symbols["get_threads"], symbols["set_threads"], addresses["get_threads"], addresses["set_threads"]
         return NumpyGemm(symbols, addresses, bits, _library_of(addresses["float32"]))
     return None
 
@@ -168,6 +187,13 @@ def gemm_source(dtype: str) -> str:
             _xgemm(101, a_trans, b_trans, m, n, k, np.{dtype}(1), a_data.ctypes, lda, b_data.ctypes, ldb,
                    np.{dtype}(beta), c.ctypes, n)
             """)
+        if gemm.single_threaded:
+            declaration += "\n" + _block(f"""
+                _get_threads = types.ExternalFunction("{gemm.registered_name('get_threads')}", types.intc())
+                _set_threads = types.ExternalFunction("{gemm.registered_name('set_threads')}", types.void(types.intc))
+                """)
+            call = f"threads = _get_threads()\nif threads != 1:\n    _set_threads(1)\n{call}\n" \
+                   "if threads != 1:\n    _set_threads(threads)"
         if gemm.int_bits == 32:
             call = _block(f"""
                 if max(m, n, k) > {_INT32_MAX}:

@@ -21,12 +21,23 @@ point, whose pool made multi-threaded timings erratic); ms per call, float32 unl
   0.30 vs NumPy 0.35.
 - Integer products (matmul, dense, conv2d and its gradients) are loops accumulating in int64 or uint64,
   stored truncated: exact, wrapping as NumPy does (int32 dense (64,784)x(256,784): 0.8-1.2 vs NumPy 10.5).
-- Float conv2d and both of its gradients use im2col + BLAS, one image at a time (its columns stay
+- Float conv2d and both of its gradients use im2col + BLAS, one product per image (its columns stay
   in cache). backward_input multiplies a C-ordered copy of the weight's transpose (0.66 instead of 0.72
-  with the transposed view); backward_weight adds up g[n] @ cols.T per image (one product over all
-  images, (O, N*OH*OW) x (N*OH*OW, K), took 0.44 instead of 0.12 at the first LeNet size, where OpenBLAS
-  runs at half speed on the long inner dimension, and 0.90 instead of 0.80 at the second). Direct loops
-  lose at both LeNet sizes (im2col / direct loops / NumPy reference):
+  with the transposed view); backward_weight accumulates g[n] @ cols.T in dw inside the product (beta 1):
+  0.92x the time of a product into a temporary added to dw at the second LeNet size, 0.98x at the first.
+  Fewer, larger products do not pay inside the kernels (AMD EPYC, 2 cores, batch 32, medians of
+  interleaved runs): the products alone, one per block of B images, take 0.95-1.08x the per-image time
+  for B = 2 to 8 and 1.01-1.3x for the whole batch, on one BLAS thread or two (NumPy loops over images
+  look slower only by their Python overhead); whole kernels in blocks (im2col of the block, one
+  product, the result or gradient moved between (N, O, P) and (O, B * P); two BLAS threads) took
+  1.04-1.3x (conv2d), 0.92-1.03x (backward_input) and 0.94-1.14x (backward_weight) with 256 KB to 4 MB
+  of columns, and up to 1.95x for all 256 images of a batch at once (32 MB). Products with the pixel
+  axis first ((B * P, K) x (K, O)) run 15-25% faster at the second size, but with their transposes the
+  kernels took 0.95-1.02x (backward_weight at the second size) to 1.95x. Images on jit/threads.py's
+  workers took 0.65-0.86x at the second size (1.0-1.05x at the first) with OpenBLAS's thread count 1 for
+  the whole process, but 1.0-1.3x while ``_gemm`` sets and restores that count around each product (a
+  process-wide setting that concurrent products race on), so the kernels stay on the calling thread.
+  Direct loops lose at both LeNet sizes (im2col / direct loops / NumPy reference):
   x (16,1,28,28) w (20,1,5,5): conv2d 0.11 / 0.39 / 0.48, backward_input 0.11 / 0.40 / 0.68,
   backward_weight 0.12 / 3.6 / 0.54; x (16,20,12,12) w (50,20,5,5): conv2d 0.77 / 4.2 / 1.23,
   backward_input 0.66 / 5.2 / 1.96, backward_weight 0.80 / 14.6 / 1.19.
@@ -348,17 +359,20 @@ def _conv_helpers(op: str, strides: tuple, dilation: tuple) -> str:
 
 
 def _conv_body(op: str, dtype_name: str, strides: tuple, padding: tuple, dilation: tuple) -> tuple[str, ...]:
-    """The computation after the preamble: im2col + BLAS for floats, direct exact loops for integers."""
+    """The computation after the preamble: im2col + BLAS for floats, one image at a time (design notes
+    above), backward_weight accumulating each image's product in dw (beta 1); direct exact loops for integers."""
     dtype, acc = _np(dtype_name), _acc(dtype_name)
     (sh, sw), (ph, pw), (dh, dw) = strides, padding, dilation
     tap = f"i * {sh} + p * {dh}, j * {sw} + q * {dw}"
     crop = f"np.ascontiguousarray(dxp[:, :, {ph}:{ph} + H, {pw}:{pw} + W])" if ph or pw else "dxp"
     padded = _padded("x", dtype, padding)
     if _is_float(dtype_name):
+        sizes = """
+            K = C * KH * KW
+            P = OH * OW
+            """
         if op == "conv2d":
-            return padded, f"""
-                K = C * KH * KW
-                P = OH * OW
+            return padded, sizes, f"""
                 w2 = np.ascontiguousarray(w).reshape((O, K))
                 out = np.empty((N, O, OH, OW), {dtype})
                 o3 = out.reshape((N, O, P))
@@ -369,9 +383,7 @@ def _conv_body(op: str, dtype_name: str, strides: tuple, padding: tuple, dilatio
                 return out
                 """
         if op == "conv2d_backward_input":
-            return (f"""
-                K = C * KH * KW
-                P = OH * OW
+            return sizes, f"""
                 g3 = np.ascontiguousarray(g).reshape((N, O, P))
                 wt = np.ascontiguousarray(np.ascontiguousarray(w).reshape((O, K)).T)
                 dxp = np.zeros((N, C, H + {2 * ph}, W + {2 * pw}), {dtype})
@@ -380,18 +392,14 @@ def _conv_body(op: str, dtype_name: str, strides: tuple, padding: tuple, dilatio
                     _mm(wt, g3[n], cols)
                     _col2im(cols, dxp, n, KH, KW, OH, OW)
                 return {crop}
-                """,)
-        return padded, f"""
-            K = C * KH * KW
-            P = OH * OW
+                """
+        return padded, sizes, f"""
             g3 = np.ascontiguousarray(g).reshape((N, O, P))
             cols = np.empty((K, P), {dtype})
-            part = np.empty((O, K), {dtype})
             dw = np.zeros((O, K), {dtype})
             for n in range(N):
                 _im2col(xp, n, cols, KH, KW, OH, OW)
-                _mm(g3[n], cols.T, part)
-                dw += part
+                _gemm(g3[n], cols.T, dw, 1.0)
             return dw.reshape((O, C, KH, KW))
             """
     if op == "conv2d":

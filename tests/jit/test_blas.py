@@ -14,6 +14,7 @@ import sys
 import numpy as np
 import pytest
 
+import relayish
 from jit.kernels import blas
 from jit.kernels.registry import kernel_from_source
 
@@ -178,9 +179,38 @@ print(json.dumps({"numpy_workers": len(numpy_workers), "scipy_workers": len(scip
 """
 
 
-def test_one_blas_thread_pool_does_the_work(tmp_path: pathlib.Path) -> None:
-    """SciPy's OpenBLAS workers stay idle while relayish multiplies; NumPy's work (when it has workers)."""
+def test_no_blas_thread_pool_does_the_work(tmp_path: pathlib.Path) -> None:
+    """SciPy's OpenBLAS workers and NumPy's stay idle while relayish multiplies: each product runs
+    on the calling thread alone (a pool's spinning workers cannot fight a busy core)."""
     result = run_script(ONE_POOL, tmp_path / "cache")
     assert result["scipy_ticks"] == 0, result
-    assert result["numpy_workers"] == 0 or result["numpy_ticks"] > 0, result
+    assert result["numpy_ticks"] == 0 or not blas.numpy_gemm().single_threaded, result
     assert result["within"], result
+
+
+def test_a_product_runs_on_one_thread_and_puts_the_thread_count_back() -> None:
+    """The result is NumPy's own product on one OpenBLAS thread, bit for bit (OpenBLAS's sums
+    depend on its thread count), and OpenBLAS's count is as it was afterwards."""
+    import ctypes
+
+    gemm = blas.numpy_gemm()
+    if gemm is None or not gemm.single_threaded:
+        pytest.skip(f"no OpenBLAS thread control in NumPy's BLAS here ({blas.blas_in_use()})")
+    get_threads = ctypes.CFUNCTYPE(ctypes.c_int)(gemm.addresses["get_threads"])
+    set_threads = ctypes.CFUNCTYPE(None, ctypes.c_int)(gemm.addresses["set_threads"])
+    mod = relayish.parse("""
+def @main(%x: Tensor(FloatType(32), Shape(256, 784)), %w: Tensor(FloatType(32), Shape(784, 64))) {
+  @matmul(%x, %w)
+}""")
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((256, 784)).astype(np.float32), rng.standard_normal((784, 64)).astype(np.float32)
+    before = get_threads()
+    set_threads(2)
+    try:
+        out = relayish.compile(mod, "main")(x, w)
+        assert get_threads() == 2
+        set_threads(1)
+        one = x @ w
+    finally:
+        set_threads(before)
+    np.testing.assert_array_equal(out, one)
