@@ -25,6 +25,7 @@ from relayish.expr import Function
 from relayish.types import FuncType, Shape, TensorType, TupleType
 
 from .collector import older_objects_frozen
+from .kernels.blas import fit_blas_threads
 from .kernels.registry import purge_numba_caches
 from .passes import DEFAULT_OPT_LEVEL, explain, optimize
 from .lower import RECURSION_LIMIT, CompileError, Lowering, python_guard
@@ -108,6 +109,7 @@ class CompiledFunction:
             if not self.guarded:
                 result = entry(*(self.boundary.inward(a, t) for a, t in zip(checked, fn_type.params)))
                 return self.boundary.outward(result, fn_type.ret)
+            fit_blas_threads()
             with python_guard(self.warns), older_objects_frozen() if self.heap_objects else nullcontext():
                 if self.plain:
                     return entry(*checked)

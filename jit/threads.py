@@ -23,6 +23,11 @@ combined chunk by chunk (a float sum) is the same with one thread or many.
 
 ``RELAYISH_THREADS`` sets the threads a call uses, the caller's included (default: the cores
 this process may run on; 1: every chunk runs in the calling thread).
+
+Other processes on the cores (``busy_elsewhere``): the CPU time the machine spent outside this
+process, from ``/proc/stat`` and ``/proc/self/stat``, sampled at most every ``SAMPLE`` seconds.
+It tells compiled calls to run their BLAS products on one thread (jit/kernels/blas.py), which
+cannot measure a spinning pool's losses the way the workers here measure their own.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ CHUNK = 1 << 17  # elements a chunk has at least: below ~2 chunks the handing ou
 MAX_CHUNKS = 16  # enough to balance two to eight cores; each chunk costs one kernel dispatch (~2 us)
 BACKOFF = 0.25  # seconds on the calling thread alone after SLOW_CALLS slow calls in a row
 SLOW_CALLS = 3
+SAMPLE = 0.1  # seconds between two readings of the machine's CPU time (busy_elsewhere)
+ELSEWHERE = 0.5  # cores' worth of CPU time other processes used, from which the machine counts as busy
 
 
 def thread_count() -> int:
@@ -146,3 +153,50 @@ def run_chunks(fn: Callable[..., Any], args: Sequence[Any], bounds: Sequence[int
     if failures:
         raise failures[min(failures)]
     return results
+
+
+class _Machine:
+    """The last reading of the machine's and this process's CPU time (``busy_elsewhere``)."""
+
+    def __init__(self) -> None:
+        self.at = 0.0
+        self.reading: tuple[float, float] | None = None
+        self.busy = False
+        self.lock = threading.Lock()
+
+
+_MACHINE = _Machine()
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _cpu_seconds() -> tuple[float, float] | None:
+    """(seconds every core spent busy, seconds this process ran) since boot; None off Linux."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = stat.readline().split()[1:]
+        with open("/proc/self/stat") as own:
+            mine = own.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    numbers = [int(f) for f in fields]
+    idle = numbers[3] + (numbers[4] if len(numbers) > 4 else 0)  # idle and iowait
+    return (sum(numbers[:8]) - idle) / _TICK, (int(mine[11]) + int(mine[12])) / _TICK
+
+
+def busy_elsewhere() -> bool:
+    """Whether other processes used at least ``ELSEWHERE`` of a core over the last ``SAMPLE``
+    seconds or so (the answer changes at most every ``SAMPLE`` seconds; False where the system
+    does not say)."""
+    machine = _MACHINE
+    now = time.monotonic()
+    if now - machine.at < SAMPLE or not machine.lock.acquire(blocking=False):
+        return machine.busy
+    try:
+        reading = _cpu_seconds()
+        if reading is not None and machine.reading is not None and now > machine.at:
+            others = (reading[0] - machine.reading[0]) - (reading[1] - machine.reading[1])
+            machine.busy = others / (now - machine.at) >= ELSEWHERE
+        machine.at, machine.reading = now, reading
+        return machine.busy
+    finally:
+        machine.lock.release()

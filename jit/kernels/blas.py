@@ -16,13 +16,18 @@ under names of ours (``relayish_`` + the symbol) by ``ensure_gemm``, which each 
 import, before Numba links its cached machine code (what ``numba.np.linalg.ensure_blas`` does for
 ``numba_xxgemm``).
 
-Threads: each product runs on one thread (OpenBLAS's thread count is set to 1 around it and put back, where
-the library exports ``openblas_set_num_threads``). Its pool waits for its threads by spinning: beside
+Threads: the products use OpenBLAS's pool as NumPy does (its threads, shared with the user's NumPy
+products: alternating with them costs nothing on an idle machine). While other processes keep the cores
+busy (``jit.threads.busy_elsewhere``), each compiled call first sets OpenBLAS's count to 1, and a compiled
+call that finds the machine idle again puts the count back (``fit_blas_threads``; where the library exports
+``openblas_set_num_threads``). The pool waits for work by spinning for a while after each product: beside
 another busy process a product on two threads took 6-16 times its one-thread time here (25 MFLOP: 6.6 ms
-against 0.4), and a LeNet training step 1.5 s instead of 16 ms, while on an idle machine two threads gain
-at most 1.6x on the workloads' products; OpenBLAS's sums also differ in their last bits with the thread
-count, so one fixed count keeps results the same whatever the machine is doing. Parallelism comes from
-our own threads (jit/threads.py), which back off when the cores are busy.
+against 0.4), a LeNet training step 1.5 s instead of 16 ms, and the workers left spinning by the user's own
+NumPy products between our calls made W2 1.7x slower; on an idle machine two threads make W2's products
+1.6x faster. So the one count is lowered for NumPy's products too while the machine is busy (they gain
+from it as ours do) and the user's own count is given back as soon as a call sees the cores free; a count
+the user changed meanwhile is left alone. OpenBLAS's sums differ in their last bits with its thread count:
+``OPENBLAS_NUM_THREADS=1`` (or ``threadpoolctl``) keeps them fixed, and relayish then changes nothing.
 
 Kernel modules include ``gemm_source(dtype)``: the declaration of that symbol and ``_gemm``, which calls
 it. The source names the symbol, so a process whose NumPy has another BLAS writes other kernel files
@@ -40,15 +45,18 @@ import dataclasses
 import functools
 import os
 import textwrap
+from typing import Callable
 
 import llvmlite.binding
+
+from ..threads import busy_elsewhere
 
 # (prefix, suffix, integer bits) of the CBLAS names tried, in order: cblas_sgemm is prefix + it + suffix
 _NAMES = (("scipy_", "64_", 64), ("", "64_", 64), ("", "_64", 64), ("scipy_", "", 32), ("", "", 32))
 _INT32_MAX = 2**31 - 1
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class NumpyGemm:
     """The CBLAS ``sgemm`` and ``dgemm`` of NumPy's BLAS."""
 
@@ -61,10 +69,14 @@ class NumpyGemm:
         """The name kernels call the symbol by (registered by ``ensure_gemm``)."""
         return "relayish_" + self.symbols[key]
 
-    @property
-    def single_threaded(self) -> bool:
-        """Whether our products can ask OpenBLAS for one thread (module docstring)."""
-        return "set_threads" in self.symbols
+    @functools.cached_property
+    def thread_control(self) -> tuple[Callable[[], int], Callable[[int], None]] | None:
+        """OpenBLAS's ``get`` and ``set`` of its thread count, or None where the library has none."""
+        if "set_threads" not in self.addresses:
+            return None
+        get = ctypes.CFUNCTYPE(ctypes.c_int)(self.addresses["get_threads"])
+        set_ = ctypes.CFUNCTYPE(None, ctypes.c_int)(self.addresses["set_threads"])
+        return get, set_
 
 
 def _choice() -> str:
@@ -122,6 +134,31 @@ def numpy_gemm() -> NumpyGemm | None:
             del symbols["get_threads"], symbols["set_threads"], addresses["get_threads"], addresses["set_threads"]
         return NumpyGemm(symbols, addresses, bits, _library_of(addresses["float32"]))
     return None
+
+
+class _Lowered:
+    """The user's OpenBLAS thread count while ``fit_blas_threads`` keeps it at 1 (None: not lowered)."""
+
+    count: int | None = None
+
+
+def fit_blas_threads() -> None:
+    """Before a compiled call: OpenBLAS on one thread while the machine is busy elsewhere, the user's
+    count back once it is not (module docstring)."""
+    gemm = numpy_gemm()
+    control = gemm.thread_control if gemm is not None else None
+    if control is None:
+        return
+    get, set_ = control
+    if busy_elsewhere():
+        count = get()
+        if count != 1:
+            _Lowered.count = count
+            set_(1)
+    elif _Lowered.count is not None:
+        if get() == 1:  # not changed by the user meanwhile
+            set_(_Lowered.count)
+        _Lowered.count = None
 
 
 def blas_in_use() -> str:
@@ -187,13 +224,7 @@ def gemm_source(dtype: str) -> str:
             _xgemm(101, a_trans, b_trans, m, n, k, np.{dtype}(1), a_data.ctypes, lda, b_data.ctypes, ldb,
                    np.{dtype}(beta), c.ctypes, n)
             """)
-        if gemm.single_threaded:
-            declaration += "\n" + _block(f"""
-                _get_threads = types.ExternalFunction("{gemm.registered_name('get_threads')}", types.intc())
-                _set_threads = types.ExternalFunction("{gemm.registered_name('set_threads')}", types.void(types.intc))
-                """)
-            call = f"threads = _get_threads()\nif threads != 1:\n    _set_threads(1)\n{call}\n" \
-                   "if threads != 1:\n    _set_threads(threads)"
+
         if gemm.int_bits == 32:
             call = _block(f"""
                 if max(m, n, k) > {_INT32_MAX}:

@@ -155,3 +155,39 @@ def test_w1_sized_groups_split_into_chunks(monkeypatch):
     assert [len(c) - 1 for c in calls] == [7]
     expected = np.sum(np.tanh(x.astype(np.float64) * w + b) ** 2)
     np.testing.assert_allclose(total, expected, rtol=1e-6)
+
+
+def test_busy_elsewhere_counts_other_processes_cpu_time_not_our_own(monkeypatch):
+    """Readings of (machine busy seconds, own seconds): the machine counts as busy when the
+    difference grew by ELSEWHERE of a core per second or more, and only between two readings
+    at least SAMPLE seconds apart."""
+    clock = [100.0]
+    readings = iter([(10.0, 1.0), (10.2, 1.19), (10.4, 1.2), (10.4, 1.2)])
+    monkeypatch.setattr(threads, "_MACHINE", threads._Machine())
+    monkeypatch.setattr(threads, "_cpu_seconds", lambda: next(readings))
+    monkeypatch.setattr(threads.time, "monotonic", lambda: clock[0])
+    assert not threads.busy_elsewhere()  # first reading: nothing to compare with
+    clock[0] += 0.2
+    assert not threads.busy_elsewhere()  # 0.2 s busy, 0.19 of them ours
+    clock[0] += threads.SAMPLE / 2
+    assert not threads.busy_elsewhere()  # too soon: the last answer, no reading
+    clock[0] += 0.3
+    assert threads.busy_elsewhere()  # 0.19 s of others' time in 0.35 s
+    clock[0] += 0.2
+    assert not threads.busy_elsewhere()  # quiet again
+
+
+def test_a_busy_process_beside_us_is_seen():
+    """A real child process spinning on a core makes busy_elsewhere answer True."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "import time\nend = time.time() + 5\nwhile time.time() < end: pass"])
+    try:
+        time.sleep(0.3)
+        threads.busy_elsewhere()
+        time.sleep(threads.SAMPLE * 3)
+        assert threads.busy_elsewhere()
+    finally:
+        child.kill()
+        child.wait()
