@@ -24,6 +24,7 @@ import numpy as np
 from relayish.expr import Function
 from relayish.types import FuncType, Shape, TensorType, TupleType
 
+from . import precompile
 from .collector import older_objects_frozen
 from .kernels.blas import fit_blas_threads
 from .kernels.registry import purge_numba_caches
@@ -64,6 +65,8 @@ class CompiledFunction:
             lowering = Lowering(self.module, expr_types(self.module), self.target)
             native = native_functions(self.module, lowering.types, roots)
             source = lowering.program(roots, native)
+            if self.target == "cpu":
+                precompile.start(lowering.kernel_calls)
             namespace = dict(lowering.namespace)
             exec(builtins.compile(source, f"<relayish jit @{self.name}>", "exec"), namespace)  # noqa: S102 - our own code
             self._program = (source, namespace[lowering.global_names[self.name]])

@@ -77,6 +77,7 @@ class Lowering:
         self.in_loop = False  # emitting the body of a while-True loop (a function's tail calls)
         self.numpy_scalars = False  # emitted NumPy scalar arithmetic, which warns unless told not to
         self.heap_objects = False  # defines closures or makes references: objects the cyclic GC tracks (jit/collector.py)
+        self.kernel_calls: list[tuple[Any, tuple[ArgType, ...]]] = []  # each kernel call's argument types (jit/precompile.py)
         self.dim_names: list[str] = []  # dimension variables bound by the enclosing functions
         self.made: list[set[int]] = [set()]  # per function being emitted: the variables its lets bind
         self.global_names = {name: self.fresh(f"g_{name}") for name in module.functions}
@@ -418,7 +419,9 @@ class Lowering:
             return None
         name = self.constant(found, "k_fused")
         args = [self.atom(a, em) for a in e.args]
-        ranks = [ArgType.of(p.type_annotation).rank for p in e.callee.params]
+        arg_types = tuple(ArgType.of(p.type_annotation) for p in e.callee.params)
+        self.kernel_calls.append((found, arg_types))
+        ranks = [t.rank for t in arg_types]
         return f"{name}({', '.join(f'_asarray({a})' if r == 0 else a for a, r in zip(args, ranks))})"
 
     def op_call(self, e: Call, em: Emitter) -> str:
@@ -463,7 +466,9 @@ class Lowering:
             self.numpy_scalars = True  # float16 conversions
             args = [f"{a}.astype(_np.float32)" if t.dtype == "float16" else a for a, t in zip(args, arg_types)]
             attrs, arg_types = widened(attrs, arg_types)
-        name = self.constant(kernel(op.name, attrs, arg_types, self.target), f"k_{op.name}")
+        found = kernel(op.name, attrs, arg_types, self.target)
+        self.kernel_calls.append((found, tuple(arg_types)))
+        name = self.constant(found, f"k_{op.name}")
         if self.target == "cuda":  # scalars pass by value and come back as scalars
             return f"{name}({', '.join(args)})"
         call = f"{name}({', '.join(f'_asarray({a})' if t.rank == 0 else a for a, t in zip(args, arg_types))})"

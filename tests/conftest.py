@@ -22,6 +22,11 @@ os.environ.setdefault("RELAYISH_CACHE_DIR", tempfile.mkdtemp(prefix="relayish-te
 # demo test runs the README's main job as a user would (the default backend).
 os.environ.setdefault("RELAYISH_BACKEND", "interp")
 
+# Compiling ahead in a second process (jit/precompile.py) would start beside every test that
+# compiles a large program, on cores the test workers already use; tests/jit/test_precompile.py
+# turns it on in processes of its own.
+os.environ.setdefault("RELAYISH_COMPILE_AHEAD", "0")
+
 # tests/cuda runs in its own process (the CUDA simulator is chosen before Numba is imported):
 # tests/jit/test_cuda_target.py starts it
 collect_ignore = [] if os.environ.get("RELAYISH_CUDA_PROCESS") else ["cuda"]

@@ -29,9 +29,10 @@ from it as ours do) and the user's own count is given back as soon as a call see
 the user changed meanwhile is left alone. OpenBLAS's sums differ in their last bits with its thread count:
 ``OPENBLAS_NUM_THREADS=1`` (or ``threadpoolctl``) keeps them fixed, and relayish then changes nothing.
 
-Kernel modules include ``gemm_source(dtype)``: the declaration of that symbol and ``_gemm``, which calls
-it. The source names the symbol, so a process whose NumPy has another BLAS writes other kernel files
-(the cache is keyed by source text) and never links a cached kernel against the wrong symbol.
+Kernel modules import ``_gemm`` and ``_mm`` from the one helper module per dtype whose source is
+``gemm_source(dtype)`` (``gemm_import``): the declaration of that symbol and the functions that call it.
+The source names the symbol, so a process whose NumPy has another BLAS writes other kernel files (the
+cache is keyed by source text) and never links a cached kernel against the wrong symbol.
 
 Without such a symbol (a NumPy without CBLAS, or ``RELAYISH_BLAS=numba`` in the environment, which
 tests and bench/threads.py use to compare) ``_gemm`` calls Numba's ``numba_xxgemm`` (SciPy's BLAS), as
@@ -45,11 +46,12 @@ import dataclasses
 import functools
 import os
 import textwrap
-from typing import Callable
+from typing import Callable, Sequence
 
 import llvmlite.binding
 
 from ..threads import busy_elsewhere
+from .registry import shared
 
 # (prefix, suffix, integer bits) of the CBLAS names tried, in order: cblas_sgemm is prefix + it + suffix
 _NAMES = (("scipy_", "64_", 64), ("", "64_", 64), ("", "_64", 64), ("scipy_", "", 32), ("", "", 32))
@@ -186,9 +188,14 @@ def _block(text: str) -> str:
     return textwrap.dedent(text).strip("\n")
 
 
+def gemm_import(dtype: str, names: Sequence[str] = ("_gemm",)) -> str:
+    """The kernel-module line importing ``names`` (``_gemm``, ``_mm``) from ``gemm_source(dtype)``'s module."""
+    return shared(gemm_source(dtype), f"gemm_{dtype}", names)
+
+
 def gemm_source(dtype: str) -> str:
-    """Kernel module source defining ``_gemm(a, b, c, beta)``: c = a @ b + beta * c (beta 0 or 1) for 2-D
-    a (m, k), b (k, n) and a C-contiguous c (m, n). C- and F-ordered operands are read as they are (a
+    """Module source defining ``_gemm(a, b, c, beta)``: c = a @ b + beta * c (beta 0 or 1) for 2-D
+    a (m, k), b (k, n) and a C-contiguous c (m, n), and ``_mm(a, b, out)``: out = a @ b. C- and F-ordered operands are read as they are (a
     transposed view is F-ordered), other strides are copied first; with m or n zero it does nothing,
     with k zero c becomes beta * c. The BLAS is NumPy's (``numpy_gemm``), else Numba's ``numba_xxgemm``."""
     if dtype not in ("float32", "float64"):
@@ -254,5 +261,10 @@ def gemm_source(dtype: str) -> str:
             a_data, a_trans, lda = _operand(a)
             b_data, b_trans, ldb = _operand(b)
         """)
-    head = "from numba import types\n\nfrom jit.kernels.blas import ensure_gemm\n\nensure_gemm()"
-    return f"{head}\n\n{declaration}\n\n\n{functions}\n{textwrap.indent(call, '    ')}\n"
+    head = "import numba\nimport numpy as np\nfrom numba import types\n\nfrom jit.kernels.blas import ensure_gemm\n\nensure_gemm()"
+    product = _block("""
+        @numba.njit(cache=True)
+        def _mm(a, b, out):
+            _gemm(a, b, out, 0.0)
+        """)
+    return f"{head}\n\n{declaration}\n\n\n{functions}\n{textwrap.indent(call, '    ')}\n\n\n{product}\n"

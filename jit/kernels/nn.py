@@ -66,8 +66,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .blas import gemm_source
-from .registry import ArgType, generator
+from .blas import gemm_import
+from .registry import ArgType, generator, shared
 
 _HEADER = "import numpy as np\nimport numba\n"
 _LIMIT = 2**62  # slice bounds beyond any array size clamp to this (keeps them in int64)
@@ -130,11 +130,7 @@ def _matmul_helpers(dtype: str) -> str:
     """``_mm(a, b, out)``: out = a @ b for 2-D a (m, k), b (k, n) and C-contiguous out: NumPy's BLAS for floats
     (jit/kernels/blas.py), exact loops for integers."""
     if _is_float(dtype):
-        return gemm_source(dtype) + "\n\n" + textwrap.dedent("""
-            @numba.njit(cache=True)
-            def _mm(a, b, out):
-                _gemm(a, b, out, 0.0)
-            """)
+        return gemm_import(dtype, ("_gemm", "_mm"))
     acc = _acc(dtype)
     return f"""
         @numba.njit(cache=True)
@@ -187,7 +183,7 @@ def matmul(attrs: dict, args: list[ArgType]) -> str:
         # One product: BLAS takes C- and F-ordered operands as they are (a transposed weight in a gradient is a
         # view; copying it to C order costs more than the product); ``_gemm`` copies other strides.
         lines += [f"out = np.empty((m, n), {dtype})", "_gemm(a, b, out, 0.0)", "return out"]
-        return _module(gemm_source(a.dtype), _kernel("a, b", "\n".join(lines)))
+        return _module(gemm_import(a.dtype), _kernel("a, b", "\n".join(lines)))
     lines += [
         "a3 = np.ascontiguousarray(a).reshape((pa, m, k))",
         "b3 = np.ascontiguousarray(b).reshape((pb, k, n))",
@@ -216,7 +212,7 @@ def matmul_add_source(dtype: str) -> str:
     if dtype not in ("float32", "float64"):
         raise NotImplementedError(f"matmul_add: no BLAS gemm for {dtype}")
     return _module(
-        gemm_source(dtype),
+        gemm_import(dtype),
         """
         @numba.njit(cache=True)
         def accumulate(c, a, b):
@@ -336,16 +332,16 @@ def _padded(name: str, dtype: str, padding: tuple) -> str:
 
 
 def _conv_helpers(op: str, strides: tuple, dilation: tuple) -> str:
-    """The float path's data movement: ``_im2col`` (conv2d and backward_weight) puts image n's window taps
-    (c, p, q) in the rows of ``cols`` (K, OH * OW); ``_col2im`` (backward_input) adds such columns back into
-    padded image n."""
+    """The float path's data movement, imported from a shared module (conv2d and backward_weight use the
+    same): ``_im2col`` (conv2d and backward_weight) puts image n's window taps (c, p, q) in the rows of
+    ``cols`` (K, OH * OW); ``_col2im`` (backward_input) adds such columns back into padded image n."""
     (sh, sw), (dh, dw) = strides, dilation
     tap = f"i * {sh} + p * {dh}, j * {sw} + q * {dw}"
     if op == "conv2d_backward_input":
         head, image, statement = "_col2im(cols, dxp, n, kh, kw, oh, ow)", "dxp", f"dxp[n, c, {tap}] += cols[r, i * ow + j]"
     else:
         head, image, statement = "_im2col(xp, n, cols, kh, kw, oh, ow)", "xp", f"cols[r, i * ow + j] = xp[n, c, {tap}]"
-    return f"""
+    source = _module(f"""
         @numba.njit(cache=True)
         def {head}:
             for c in range({image}.shape[1]):
@@ -355,7 +351,8 @@ def _conv_helpers(op: str, strides: tuple, dilation: tuple) -> str:
                         for i in range(oh):
                             for j in range(ow):
                                 {statement}
-        """
+        """)
+    return shared(source, "conv_data", (head.split("(")[0],))
 
 
 def _conv_body(op: str, dtype_name: str, strides: tuple, padding: tuple, dilation: tuple) -> tuple[str, ...]:

@@ -60,7 +60,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from .registry import ArgType, generator
+from .registry import ArgType, generator, shared
 
 HEADER = "import numpy as np\nimport numba\n\n\n"
 JIT = "@numba.njit(cache=True)"
@@ -305,8 +305,10 @@ def {name}(f, sizes, flags, out):
 
 
 def reduce_source(op: str, dtype: str) -> str:
-    """Source of ``_block`` and ``_reduce(f, sizes, flags, out)`` for ``op`` over ``dtype``."""
-    return block_source(op, dtype, "_block") + engine_source(op, dtype, "_reduce", "_block")
+    """The line importing ``_reduce(f, sizes, flags, out)`` for ``op`` over ``dtype`` from its shared
+    module (with ``_block``; registry.shared)."""
+    source = HEADER + block_source(op, dtype, "_block") + engine_source(op, dtype, "_reduce", "_block")
+    return shared(source, f"reduce_{op}_{dtype}", ("_reduce",))
 
 
 # --- sum, mean, max, min ------------------------------------------------------------------------
@@ -462,9 +464,10 @@ def _first_max(g):
 
 
 def _softmax_helpers(dtype: str, along: str = "") -> str:
-    """Source of the steps the softmax family shares, each over a C-ordered flat tensor viewed as
-    (outer, n, inner) with the softmax axis in the middle; with ``along`` an operator (``/`` or
-    ``-``), also ``_along(e, total, outer, n, inner)``: e = e along total, in place."""
+    """The steps the softmax family shares, each over a C-ordered flat tensor viewed as (outer, n,
+    inner) with the softmax axis in the middle: the line importing them from their shared module
+    (registry.shared); with ``along`` an operator (``/`` or ``-``), also the source of ``_along(e,
+    total, outer, n, inner)``: e = e along total, in place."""
     t = numpy_type(dtype)
     # The ufunc call cannot sit in np.errstate (Numba lifts no nested with-block) but raises no
     # warning either: exp gets x - max <= 0 (or NaN), log sums >= 1 (or NaN).
@@ -499,7 +502,7 @@ def _along(e, total, outer, n, inner):
 
 
 """ if along else ""
-    return block_source("sum", dtype, "_pairwise") + block_source("max", dtype, "_peak") + ufuncs + apply + f"""\
+    common = HEADER + block_source("sum", dtype, "_pairwise") + block_source("max", dtype, "_peak") + ufuncs + f"""\
 {JIT}
 def _shifted(f, outer, n, inner):
     # (f - max along the axis, that max); a NaN is the max.
@@ -550,6 +553,8 @@ def _axis_sums(e, outer, n, inner):
 
 
 """
+    names = ("_pairwise", "_exp", "_log", "_shifted", "_axis_sums")
+    return shared(common, f"softmax_{dtype}", names) + "\n\n" + apply
 
 
 def _softmax_preamble(op: str, rank: int, axis: int, x: str) -> str:

@@ -131,18 +131,37 @@ def kernel_from_source(name: str, source: str, target: str = "cpu") -> Callable[
     return found
 
 
-def load(source: str, name: str, target: str = "cpu") -> Any:
+def shared(source: str, name: str, names: Sequence[str]) -> str:
+    """A kernel-module line importing ``names`` from the helper module of ``source`` (a CPU module,
+    ``h_*.py``, loaded and cached on disk like a kernel's; it must import what it uses).
+
+    Why: kernels that each define the same helper make Numba type and compile it once per kernel
+    (a LeNet training step compiled the BLAS call six times, the softmax family's sums twice:
+    about a fifth of its first step); imported from one module, a helper compiles once per process
+    and signature. The line names the helper module's file, whose name is its source's hash, so a
+    kernel's cached machine code (which contains its helpers') is never reused beside other helpers."""
+    module = load(source, name, prefix="h")
+    return f"from {module.__name__} import {', '.join(names)}\n"
+
+
+def load(source: str, name: str, target: str = "cpu", prefix: str = "") -> Any:
     """Import the kernel module of ``source`` from the cache directory (writing it first
-    when it is missing or does not match its name)."""
+    when it is missing or does not match its name); its file is named ``k_`` (CPU) or ``cuda_``,
+    else ``prefix``, then ``name`` and the source's hash."""
     import numba
 
     text = f"# relayish kernel for {name}; numba {numba.__version__}\n{source}"
     digest = hashlib.sha256(text.encode()).hexdigest()[:24]
     directory = cache_dir() / "kernels"
-    path = directory / f"{'k' if target == 'cpu' else target}_{name}_{digest}.py"
+    path = directory / f"{prefix or ('k' if target == 'cpu' else target)}_{name}_{digest}.py"
     if not _intact(path, text):
         write_atomically(path, text.encode("utf-8"))
         COUNTERS["kernels_generated"] += 1
+    return import_file(path)
+
+
+def import_file(path: Path) -> Any:
+    """The module of the cache file ``path``, as ``relayish_kernels.`` + its stem (imported once)."""
     module_name = f"relayish_kernels.{path.stem}"
     module = sys.modules.get(module_name)
     if module is None:
@@ -173,15 +192,16 @@ def write_atomically(path: Path, data: bytes) -> None:
 
 
 def purge_numba_caches() -> int:
-    """Delete Numba's cached machine code where its index no longer reads (used when a cache
-    file turns out to be corrupted: Numba writes atomically but does not check what it
-    reads); those kernels compile again at their next call, the intact entries stay.
+    """Delete Numba's cached machine code, of the kernels and helper modules loaded, where its
+    index no longer reads (used when a cache file turns out to be corrupted: Numba writes
+    atomically but does not check what it reads); those compile again at their next call,
+    the intact entries stay.
     Returns the files removed."""
     removed = 0
-    for key, fn in _KERNELS.items():
-        if key[-1] != "cpu":
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("relayish_kernels.") or name.startswith("relayish_kernels.cuda_"):
             continue
-        source = Path(getattr(fn, "py_func", fn).__code__.co_filename)
+        source = Path(module.__file__)
         for index in (source.parent / "__pycache__").glob(f"{source.stem}.*.nbi"):
             if _readable_index(index):
                 continue

@@ -1,0 +1,161 @@
+"""Compiling ahead: a second process compiles a program's kernels while its first call runs.
+
+Why: with an empty cache a program's first call is mostly Numba compiling its kernels, one
+after another on one core (the LeNet demo's first training step: about 30 s on two cores).
+Lowering knows every kernel a program calls and its arguments' dtypes and ranks, so a second
+process compiles them into the disk cache starting from the program's end while the calling
+process compiles from its start; when the calling process reaches a kernel the other has
+finished, Numba loads its machine code from the cache. Both run the same compiler on the same
+source, so the machine code, and every result, are the same whichever process compiled a
+kernel.
+
+Signatures are predicted: C-ordered arrays of the lowered dtypes and ranks (what kernels
+mostly get: fresh results and the user's arrays); a kernel called with another layout (a
+transposed view) compiles in the calling process as before. The second process starts only
+where at least ``MIN_KERNELS`` kernels have no cached machine code yet and this process may
+run on two cores or more; it skips kernels the calling process cached meanwhile, imports only
+cache files whose content matches the hash in their name, exits when done, and is stopped when
+the calling process exits. ``RELAYISH_COMPILE_AHEAD=0`` turns it off.
+
+Run as ``python -m jit.precompile`` by ``start``, with the plan as JSON on stdin.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+MIN_KERNELS = 6  # below this, the second process's start (~1.5 s: imports, Numba's first compile) does not pay
+
+_RUNNING: list[subprocess.Popen] = []
+
+
+def enabled() -> bool:
+    """``RELAYISH_COMPILE_AHEAD`` (default on) and at least two usable cores."""
+    if os.environ.get("RELAYISH_COMPILE_AHEAD", "1").strip() in ("0", "off", "false", "no"):
+        return False
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return cores >= 2
+
+
+def _source_file(kernel: Any) -> Path:
+    return Path(kernel.py_func.__code__.co_filename)
+
+
+def compiled_part(kernel: Any) -> Any | None:
+    """The Numba function a kernel call compiles with the kernel's arguments: the kernel, or for
+    an elementwise kernel (Python choosing a serial or a parallel loop) its ``_serial`` loop."""
+    if hasattr(kernel, "py_func"):
+        return kernel
+    serial = getattr(sys.modules.get(getattr(kernel, "__module__", "")), "_serial", None)
+    return serial if hasattr(serial, "py_func") else None
+
+
+def compiled_before(kernel: Any) -> bool:
+    """Whether Numba's cache holds machine code for ``kernel`` (its index file exists)."""
+    source = _source_file(kernel)
+    return any((source.parent / "__pycache__").glob(f"{source.stem}.{kernel.py_func.__name__}-*.nbi"))
+
+
+def plan(calls: Sequence[tuple[Any, Sequence[Any]]]) -> dict[str, Any] | None:
+    """What the second process does for kernel ``calls`` (a kernel and its ArgTypes, in program
+    order): the cache files to import, in this process's order (helper modules before the kernels
+    that import them), and the kernels to compile, last first; None when too few need compiling."""
+    todo: list[dict[str, Any]] = []
+    seen: set[tuple[int, tuple]] = set()
+    for kernel, arg_types in calls:
+        fn = compiled_part(kernel)
+        key = (id(fn), tuple(arg_types))
+        if fn is None or key in seen or compiled_before(fn):
+            continue
+        seen.add(key)
+        todo.append({"file": str(_source_file(fn)), "function": fn.py_func.__name__,
+                     "args": [[t.dtype, t.rank] for t in arg_types]})
+    if len(todo) < MIN_KERNELS:
+        return None
+    wanted = {entry["file"] for entry in todo}
+    files = [getattr(m, "__file__", None) for name, m in list(sys.modules.items())
+             if name.startswith("relayish_kernels.h_") or name.startswith("relayish_kernels.k_")]
+    modules = [f for f in files if f is not None and (Path(f).name.startswith("h_") or f in wanted)]
+    return {"modules": modules, "compile": todo[::-1]}
+
+
+def start(calls: Sequence[tuple[Any, Sequence[Any]]]) -> subprocess.Popen | None:
+    """Start the second process for kernel ``calls`` where it pays (module docstring)."""
+    if not enabled():
+        return None
+    work = plan(calls)
+    if work is None:
+        return None
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p),
+           "RELAYISH_COMPILE_AHEAD": "0"}
+    proc = subprocess.Popen([sys.executable, "-m", "jit.precompile"], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=root)
+    try:
+        proc.stdin.write(json.dumps(work).encode())
+        proc.stdin.close()
+    except OSError:  # it could not start its work: the calling process compiles everything, as without it
+        proc.kill()
+    if not _RUNNING:
+        atexit.register(stop)
+    _RUNNING.append(proc)
+    return proc
+
+
+def stop() -> None:
+    """Stop the second processes still running (at exit: their work is only ever ahead of ours)."""
+    while _RUNNING:
+        proc = _RUNNING.pop()
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def intact(path: Path) -> bool:
+    """Whether a cache file's content has the hash its name ends with (registry.load names them so)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:24] == path.stem.rsplit("_", 1)[-1]
+    except OSError:
+        return False
+
+
+def run(work: dict[str, Any]) -> int:
+    """The second process: import the plan's modules, compile its kernels; the number compiled."""
+    import numba
+    import numpy as np
+    from numba import types
+
+    from jit.kernels.registry import import_file
+
+    modules = {}
+    for name in work["modules"]:
+        path = Path(name)
+        if not intact(path):
+            return 0
+        modules[name] = import_file(path)
+    done = 0
+    for entry in work["compile"]:
+        fn = getattr(modules.get(entry["file"]), entry["function"], None)
+        if fn is None or compiled_before(fn):
+            continue
+        signature = tuple(types.Array(numba.from_dtype(np.dtype(dtype)), rank, "C") for dtype, rank in entry["args"])
+        try:
+            fn.compile(signature)
+        except Exception:  # noqa: BLE001 - a signature the kernel rejects: the calling process reports its own error
+            continue
+        done += 1
+    return done
+
+
+if __name__ == "__main__":
+    run(json.loads(sys.stdin.read()))

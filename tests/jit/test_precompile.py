@@ -1,0 +1,118 @@
+"""Compiling ahead (jit/precompile.py): a second process compiles a program's kernels into the
+disk cache while the first call runs; the calling process then loads them instead of compiling,
+with the same results bit for bit; a plan lists the kernels not cached yet, last first, and only
+where enough of them are; planted or changed cache files are never imported; the setting and a
+single core turn it off. Programs compile in processes of their own, each with an empty cache."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+from jit import precompile
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+# opt_level 0: a kernel per operator, enough of them for the second process to start (cheap
+# elementwise ones, and a sum, whose engine the second process imports from a helper module)
+CALL = r"""
+import json, os
+import numpy as np
+os.sched_getaffinity = lambda pid: {0, 1}  # two cores, wherever the test runs
+import relayish
+from jit import precompile
+from jit.kernels.registry import compile_stats
+
+mod = relayish.parse('''
+def @main(%x: Tensor(FloatType(32), Shape(8, 5))) -> Tensor(FloatType(32), Shape()) {
+  @sum(@relu(@exp(@tanh(@sigmoid(@neg(@abs(%x)))))))
+}''')
+f = relayish.compile(mod, "main", opt_level=0)
+f.program()  # lowering: starts the second process where it pays
+ahead = [proc.wait(timeout=600) for proc in precompile._RUNNING]
+before = compile_stats()["compiled"]
+value = f(np.random.default_rng(0).standard_normal((8, 5)).astype(np.float32))
+print(json.dumps({"ahead": ahead, "compiled": compile_stats()["compiled"] - before, "bits": value.tobytes().hex()}))
+"""
+
+PLAN = r"""
+import json
+import numpy as np
+import relayish
+from interp.evaluator import prepared
+from jit import precompile
+from jit.lower import Lowering
+from jit.passes import optimize
+from typecheck import expr_types
+
+mod = relayish.parse('''
+def @main(%x: Tensor(FloatType(32), Shape(4)), %n: Tensor(IntType(32), Shape(4))) -> Tensor(FloatType(32), Shape(4)) {
+  @relu(@exp(@tanh(@sigmoid(@neg(@abs(%x)))))) + @cast(%n, dtype="float32")
+}''')
+optimized = optimize(prepared(mod), "main", 0)
+lowering = Lowering(optimized, expr_types(optimized))
+lowering.program(["main"], {})
+calls = lowering.kernel_calls
+work = precompile.plan(calls)
+few = precompile.plan(calls[:precompile.MIN_KERNELS - 1])
+calls[0][0](np.ones(4, np.float32))  # abs compiled (and cached) here: no longer planned
+print(json.dumps({"calls": len(calls), "work": work, "few": few, "after": len(precompile.plan(calls)["compile"])}))
+"""
+
+
+def run(cache: pathlib.Path, ahead: bool, script: str = CALL) -> dict:
+    env = {**os.environ, "RELAYISH_CACHE_DIR": str(cache), "RELAYISH_COMPILE_AHEAD": "1" if ahead else "0",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_kernels_compiled_ahead_are_loaded_not_compiled_and_give_the_same_bits(tmp_path):
+    ahead = run(tmp_path / "ahead", ahead=True)
+    alone = run(tmp_path / "alone", ahead=False)
+    assert ahead["ahead"] == [0]  # the second process ran and exited cleanly
+    assert ahead["compiled"] == 0, ahead  # every kernel came from the cache the second process filled
+    assert alone["ahead"] == [] and alone["compiled"] >= precompile.MIN_KERNELS
+    assert ahead["bits"] == alone["bits"]
+
+
+def test_a_plan_lists_the_kernels_not_cached_last_first_and_only_when_enough(tmp_path):
+    result = run(tmp_path, ahead=True, script=PLAN)
+    work = result["work"]
+    assert result["calls"] == 8
+    names = [pathlib.Path(e["file"]).name.split("_")[1] for e in work["compile"]]
+    assert names == ["add", "cast", "relu", "exp", "tanh", "sigmoid", "neg", "abs"]
+    assert work["compile"][1]["args"] == [["int32", 1]]
+    assert all(e["file"] in work["modules"] for e in work["compile"])
+    assert result["few"] is None
+    assert result["after"] == 7
+
+
+def test_the_setting_and_a_single_core_turn_it_off(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setenv("RELAYISH_COMPILE_AHEAD", "1")
+    assert precompile.enabled()
+    monkeypatch.setenv("RELAYISH_COMPILE_AHEAD", "0")
+    assert not precompile.enabled()
+    monkeypatch.setenv("RELAYISH_COMPILE_AHEAD", "1")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert not precompile.enabled()
+
+
+def test_a_cache_file_whose_content_does_not_match_its_name_stops_the_second_process(tmp_path):
+    """A planted or changed module is never imported: the process compiles nothing instead."""
+    source = "import numba\n\n@numba.njit(cache=True)\ndef kernel(x):\n    return x + 1\n"
+    digest = hashlib.sha256(source.encode()).hexdigest()[:24]
+    good = tmp_path / f"k_add_{digest}.py"
+    good.write_text(source)
+    assert precompile.intact(good)
+    planted = tmp_path / f"k_evil_{digest}.py"
+    planted.write_text(source + "raise SystemExit('ran code we did not write')\n")
+    assert not precompile.intact(planted)
+    work = {"modules": [str(planted)], "compile": [{"file": str(planted), "function": "kernel", "args": [["float32", 1]]}]}
+    assert precompile.run(work) == 0
