@@ -77,7 +77,9 @@ class Lowering:
         self.in_loop = False  # emitting the body of a while-True loop (a function's tail calls)
         self.numpy_scalars = False  # emitted NumPy scalar arithmetic, which warns unless told not to
         self.heap_objects = False  # defines closures or makes references: objects the cyclic GC tracks (jit/collector.py)
-        self.kernel_calls: list[tuple[Any, tuple[ArgType, ...]]] = []  # each kernel call's argument types (jit/precompile.py)
+        # each kernel call's argument types and predicted layouts (jit/precompile.py)
+        self.kernel_calls: list[tuple[Any, tuple[ArgType, ...], str]] = []
+        self.transposed: set[int] = set()  # variables bound to a transposed view of a matrix: F-ordered
         self.dim_names: list[str] = []  # dimension variables bound by the enclosing functions
         self.made: list[set[int]] = [set()]  # per function being emitted: the variables its lets bind
         self.global_names = {name: self.fresh(f"g_{name}") for name in module.functions}
@@ -245,6 +247,9 @@ class Lowering:
                 # once: BLAS reads the copy faster than the transposed view (13.6 against 10.2 us for
                 # (32, 128) @ (128, 128)^T)
                 value = f"_np.ascontiguousarray({value})"
+            elif self.target == "cpu" and isinstance(e.value, Call) and isinstance(e.value.callee, Op) \
+                    and e.value.callee.name == "transpose" and _matrix(self.types.get(id(e.value))):
+                self.transposed.add(id(e.var))
         em.line(f"{self.bind(e.var)} = {value}")
         self.made[-1].add(id(e.var))
         return e.body
@@ -420,7 +425,7 @@ class Lowering:
         name = self.constant(found, "k_fused")
         args = [self.atom(a, em) for a in e.args]
         arg_types = tuple(ArgType.of(p.type_annotation) for p in e.callee.params)
-        self.kernel_calls.append((found, arg_types))
+        self.kernel_calls.append((found, arg_types, "".join("F" if id(a) in self.transposed else "C" for a in e.args)))
         ranks = [t.rank for t in arg_types]
         return f"{name}({', '.join(f'_asarray({a})' if r == 0 else a for a, r in zip(args, ranks))})"
 
@@ -457,8 +462,9 @@ class Lowering:
         if axis is not None:
             self.numpy_scalars = True  # NumPy's addition of one element warns on overflow
             return f"_scatter_add_at({', '.join(args)}, {axis})"
+        layouts = "".join("F" if id(a) in self.transposed else "C" for a in e.args)
         if op.name == "mul" and args[0] == args[1]:  # x * x (what AD writes for tanh's derivative): one read
-            op, args, arg_types = lookup_op("sq"), args[:1], arg_types[:1]
+            op, args, arg_types, layouts = lookup_op("sq"), args[:1], arg_types[:1], layouts[:1]
         half = isinstance(result, TensorType) and result.dtype == HALF
         if any(t.dtype == "float16" for t in arg_types) or attrs.get("dtype") == HALF:
             if self.target == "cuda":
@@ -467,7 +473,7 @@ class Lowering:
             args = [f"{a}.astype(_np.float32)" if t.dtype == "float16" else a for a, t in zip(args, arg_types)]
             attrs, arg_types = widened(attrs, arg_types)
         found = kernel(op.name, attrs, arg_types, self.target)
-        self.kernel_calls.append((found, tuple(arg_types)))
+        self.kernel_calls.append((found, tuple(arg_types), layouts))
         name = self.constant(found, f"k_{op.name}")
         if self.target == "cuda":  # scalars pass by value and come back as scalars
             return f"{name}({', '.join(args)})"
@@ -478,6 +484,10 @@ class Lowering:
 
 
 HALF = FloatType(16)
+
+
+def _matrix(ty: Type | None) -> bool:
+    return isinstance(ty, TensorType) and isinstance(ty.shape, Shape) and ty.shape.rank == 2
 RECURSION_LIMIT = 200_000  # non-tail calls deep; each costs a Python frame (~0.5 KB), not C stack
 
 

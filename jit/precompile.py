@@ -9,11 +9,12 @@ finished, Numba loads its machine code from the cache. Both run the same compile
 source, so the machine code, and every result, are the same whichever process compiled a
 kernel.
 
-Signatures are predicted: C-ordered arrays of the lowered dtypes and ranks (what kernels
-mostly get: fresh results and the user's arrays); a kernel called with another layout (a
-transposed view) compiles in the calling process as before. The second process starts only
+Signatures are predicted: arrays of the lowered dtypes and ranks, F-ordered where the argument
+is a transposed view of a matrix (lowering binds those), C-ordered otherwise (fresh results and
+the user's arrays); a kernel called with another layout compiles in the calling process as
+before. The second process starts only
 where at least ``MIN_KERNELS`` kernels have no cached machine code yet and this process may
-run on two cores or more; it skips kernels the calling process cached meanwhile, imports only
+run on two cores or more that other processes do not keep busy; it skips kernels the calling process cached meanwhile, imports only
 cache files whose content matches the hash in their name, exits when done, and is stopped when
 the calling process exits. ``RELAYISH_COMPILE_AHEAD=0`` turns it off.
 
@@ -31,17 +32,20 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-MIN_KERNELS = 6  # below this, the second process's start (~1.5 s: imports, Numba's first compile) does not pay
+MIN_KERNELS = 3  # below this, the second process's start (~1.5 s: imports, Numba's first compile) does not pay
 
 _RUNNING: list[subprocess.Popen] = []
 
 
 def enabled() -> bool:
-    """``RELAYISH_COMPILE_AHEAD`` (default on) and at least two usable cores."""
+    """``RELAYISH_COMPILE_AHEAD`` (default on), at least two usable cores, and no other process
+    keeping them busy (``jit.threads.busy_elsewhere``: there the two compilers would share one core)."""
+    from .threads import busy_elsewhere
+
     if os.environ.get("RELAYISH_COMPILE_AHEAD", "1").strip() in ("0", "off", "false", "no"):
         return False
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return cores >= 2
+    return cores >= 2 and not busy_elsewhere()
 
 
 def _source_file(kernel: Any) -> Path:
@@ -49,12 +53,17 @@ def _source_file(kernel: Any) -> Path:
 
 
 def compiled_part(kernel: Any) -> Any | None:
-    """The Numba function a kernel call compiles with the kernel's arguments: the kernel, or for
-    an elementwise kernel (Python choosing a serial or a parallel loop) its ``_serial`` loop."""
+    """The Numba function a kernel call compiles with the kernel's arguments: the kernel, or where
+    the kernel is Python choosing how to run, the Numba function it calls with its own arguments on
+    one thread: an elementwise kernel's ``_serial`` loop, a fused group's ``_fused``."""
     if hasattr(kernel, "py_func"):
         return kernel
-    serial = getattr(sys.modules.get(getattr(kernel, "__module__", "")), "_serial", None)
-    return serial if hasattr(serial, "py_func") else None
+    module = sys.modules.get(getattr(kernel, "__module__", ""))
+    for name in ("_serial", "_fused"):
+        part = getattr(module, name, None)
+        if hasattr(part, "py_func"):
+            return part
+    return None
 
 
 def compiled_before(kernel: Any) -> bool:
@@ -63,20 +72,20 @@ def compiled_before(kernel: Any) -> bool:
     return any((source.parent / "__pycache__").glob(f"{source.stem}.{kernel.py_func.__name__}-*.nbi"))
 
 
-def plan(calls: Sequence[tuple[Any, Sequence[Any]]]) -> dict[str, Any] | None:
-    """What the second process does for kernel ``calls`` (a kernel and its ArgTypes, in program
-    order): the cache files to import, in this process's order (helper modules before the kernels
+def plan(calls: Sequence[tuple[Any, Sequence[Any], str]]) -> dict[str, Any] | None:
+    """What the second process does for kernel ``calls`` (a kernel, its ArgTypes and their
+    predicted layouts, ``C`` or ``F``, in program order): the cache files to import, in this process's order (helper modules before the kernels
     that import them), and the kernels to compile, last first; None when too few need compiling."""
     todo: list[dict[str, Any]] = []
     seen: set[tuple[int, tuple]] = set()
-    for kernel, arg_types in calls:
+    for kernel, arg_types, layouts in calls:
         fn = compiled_part(kernel)
-        key = (id(fn), tuple(arg_types))
+        key = (id(fn), tuple(arg_types), layouts)
         if fn is None or key in seen or compiled_before(fn):
             continue
         seen.add(key)
         todo.append({"file": str(_source_file(fn)), "function": fn.py_func.__name__,
-                     "args": [[t.dtype, t.rank] for t in arg_types]})
+                     "args": [[t.dtype, t.rank, "C" if t.rank < 2 else layout] for t, layout in zip(arg_types, layouts)]})
     if len(todo) < MIN_KERNELS:
         return None
     wanted = {entry["file"] for entry in todo}
@@ -86,7 +95,7 @@ def plan(calls: Sequence[tuple[Any, Sequence[Any]]]) -> dict[str, Any] | None:
     return {"modules": modules, "compile": todo[::-1]}
 
 
-def start(calls: Sequence[tuple[Any, Sequence[Any]]]) -> subprocess.Popen | None:
+def start(calls: Sequence[tuple[Any, Sequence[Any], str]]) -> subprocess.Popen | None:
     """Start the second process for kernel ``calls`` where it pays (module docstring)."""
     if not enabled():
         return None
@@ -144,11 +153,13 @@ def run(work: dict[str, Any]) -> int:
             return 0
         modules[name] = import_file(path)
     done = 0
+    ours: set[int] = set()  # functions this process compiled: their cache files are no sign of the caller's work
     for entry in work["compile"]:
         fn = getattr(modules.get(entry["file"]), entry["function"], None)
-        if fn is None or compiled_before(fn):
+        if fn is None or (id(fn) not in ours and compiled_before(fn)):
             continue
-        signature = tuple(types.Array(numba.from_dtype(np.dtype(dtype)), rank, "C") for dtype, rank in entry["args"])
+        ours.add(id(fn))
+        signature = tuple(types.Array(numba.from_dtype(np.dtype(dtype)), rank, layout) for dtype, rank, layout in entry["args"])
         try:
             fn.compile(signature)
         except Exception:  # noqa: BLE001 - a signature the kernel rejects: the calling process reports its own error

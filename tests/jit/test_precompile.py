@@ -2,7 +2,7 @@
 disk cache while the first call runs; the calling process then loads them instead of compiling,
 with the same results bit for bit; a plan lists the kernels not cached yet, last first, and only
 where enough of them are; planted or changed cache files are never imported; the setting and a
-single core turn it off. Programs compile in processes of their own, each with an empty cache."""
+single core and a busy machine turn it off. Programs compile in processes of their own, each with an empty cache."""
 
 from __future__ import annotations
 
@@ -13,23 +13,26 @@ import pathlib
 import subprocess
 import sys
 
-from jit import precompile
+from jit import precompile, threads
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # opt_level 0: a kernel per operator, enough of them for the second process to start (cheap
-# elementwise ones, and a sum, whose engine the second process imports from a helper module)
+# elementwise ones; a sum, whose engine the second process imports from a helper module; one
+# product kernel called with a transposed view second, then first: three layouts to predict)
 CALL = r"""
 import json, os
 import numpy as np
-os.sched_getaffinity = lambda pid: {0, 1}  # two cores, wherever the test runs
+os.sched_getaffinity = lambda pid: {0, 1}  # two free cores, wherever the test runs
 import relayish
-from jit import precompile
+from jit import precompile, threads
+threads.busy_elsewhere = lambda: False
 from jit.kernels.registry import compile_stats
 
 mod = relayish.parse('''
 def @main(%x: Tensor(FloatType(32), Shape(8, 5))) -> Tensor(FloatType(32), Shape()) {
-  @sum(@relu(@exp(@tanh(@sigmoid(@neg(@abs(%x)))))))
+  let %t = @transpose(%x) in
+  @sum(@relu(@exp(@tanh(@sigmoid(@neg(@abs(%x))))))) + @sum(@matmul(%x, %t)) + @sum(@matmul(%t, %x))
 }''')
 f = relayish.compile(mod, "main", opt_level=0)
 f.program()  # lowering: starts the second process where it pays
@@ -87,13 +90,15 @@ def test_a_plan_lists_the_kernels_not_cached_last_first_and_only_when_enough(tmp
     assert result["calls"] == 8
     names = [pathlib.Path(e["file"]).name.split("_")[1] for e in work["compile"]]
     assert names == ["add", "cast", "relu", "exp", "tanh", "sigmoid", "neg", "abs"]
-    assert work["compile"][1]["args"] == [["int32", 1]]
+    assert work["compile"][1]["args"] == [["int32", 1, "C"]]
     assert all(e["file"] in work["modules"] for e in work["compile"])
     assert result["few"] is None
     assert result["after"] == 7
 
 
-def test_the_setting_and_a_single_core_turn_it_off(monkeypatch):
+def test_the_setting_a_single_core_and_a_busy_machine_turn_it_off(monkeypatch):
+    busy = [False]
+    monkeypatch.setattr(threads, "busy_elsewhere", lambda: busy[0])
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     monkeypatch.setenv("RELAYISH_COMPILE_AHEAD", "1")
     assert precompile.enabled()
@@ -101,6 +106,9 @@ def test_the_setting_and_a_single_core_turn_it_off(monkeypatch):
     assert not precompile.enabled()
     monkeypatch.setenv("RELAYISH_COMPILE_AHEAD", "1")
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert not precompile.enabled()
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    busy[0] = True
     assert not precompile.enabled()
 
 
@@ -114,5 +122,5 @@ def test_a_cache_file_whose_content_does_not_match_its_name_stops_the_second_pro
     planted = tmp_path / f"k_evil_{digest}.py"
     planted.write_text(source + "raise SystemExit('ran code we did not write')\n")
     assert not precompile.intact(planted)
-    work = {"modules": [str(planted)], "compile": [{"file": str(planted), "function": "kernel", "args": [["float32", 1]]}]}
+    work = {"modules": [str(planted)], "compile": [{"file": str(planted), "function": "kernel", "args": [["float32", 1, "C"]]}]}
     assert precompile.run(work) == 0
