@@ -17,7 +17,7 @@ import functools
 import keyword
 import re
 import sys
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -241,14 +241,14 @@ class Lowering:
             value = self.atom(e.value, em)
         else:
             value = self.compound(e.value, em)  # named by the let itself, without a temporary
-            if self.target == "cpu" and self.uses[id(e.var)] > 1 and isinstance(e.value, Call) \
-                    and isinstance(e.value.callee, Op) and e.value.callee.name == "transpose":
+            transpose = self.target == "cpu" and isinstance(e.value, Call) and isinstance(e.value.callee, Op) \
+                and e.value.callee.name == "transpose"
+            if transpose and self.uses[id(e.var)] > 1:
                 # a transpose read again and again (W4's Wh^T, once per step) is copied into row order
                 # once: BLAS reads the copy faster than the transposed view (13.6 against 10.2 us for
                 # (32, 128) @ (128, 128)^T)
                 value = f"_np.ascontiguousarray({value})"
-            elif self.target == "cpu" and isinstance(e.value, Call) and isinstance(e.value.callee, Op) \
-                    and e.value.callee.name == "transpose" and _matrix(self.types.get(id(e.value))):
+            elif transpose and _matrix(self.types.get(id(e.value))):
                 self.transposed.add(id(e.var))
         em.line(f"{self.bind(e.var)} = {value}")
         self.made[-1].add(id(e.var))
@@ -425,9 +425,13 @@ class Lowering:
         name = self.constant(found, "k_fused")
         args = [self.atom(a, em) for a in e.args]
         arg_types = tuple(ArgType.of(p.type_annotation) for p in e.callee.params)
-        self.kernel_calls.append((found, arg_types, "".join("F" if id(a) in self.transposed else "C" for a in e.args)))
+        self.kernel_calls.append((found, arg_types, self.layouts(e.args)))
         ranks = [t.rank for t in arg_types]
         return f"{name}({', '.join(f'_asarray({a})' if r == 0 else a for a, r in zip(args, ranks))})"
+
+    def layouts(self, args: Sequence[Expr]) -> str:
+        """The predicted layout of each argument of a kernel call: F for a transposed matrix view, else C."""
+        return "".join("F" if id(a) in self.transposed else "C" for a in args)
 
     def op_call(self, e: Call, em: Emitter) -> str:
         op = lookup_op(e.callee.name)
@@ -462,7 +466,7 @@ class Lowering:
         if axis is not None:
             self.numpy_scalars = True  # NumPy's addition of one element warns on overflow
             return f"_scatter_add_at({', '.join(args)}, {axis})"
-        layouts = "".join("F" if id(a) in self.transposed else "C" for a in e.args)
+        layouts = self.layouts(e.args)
         if op.name == "mul" and args[0] == args[1]:  # x * x (what AD writes for tanh's derivative): one read
             op, args, arg_types, layouts = lookup_op("sq"), args[:1], arg_types[:1], layouts[:1]
         half = isinstance(result, TensorType) and result.dtype == HALF

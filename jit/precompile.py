@@ -24,13 +24,14 @@ Run as ``python -m jit.precompile`` by ``start``, with the plan as JSON on stdin
 from __future__ import annotations
 
 import atexit
-import hashlib
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Sequence
+
+from .kernels.registry import import_file, source_digest
 
 MIN_KERNELS = 3  # below this, the second process's start (~1.5 s: imports, Numba's first compile) does not pay
 
@@ -133,7 +134,7 @@ def stop() -> None:
 def intact(path: Path) -> bool:
     """Whether a cache file's content has the hash its name ends with (registry.load names them so)."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()[:24] == path.stem.rsplit("_", 1)[-1]
+        return source_digest(path.read_bytes()) == path.stem.rsplit("_", 1)[-1]
     except OSError:
         return False
 
@@ -143,8 +144,6 @@ def run(work: dict[str, Any]) -> int:
     import numba
     import numpy as np
     from numba import types
-
-    from jit.kernels.registry import import_file
 
     modules = {}
     for name in work["modules"]:

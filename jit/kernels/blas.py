@@ -130,7 +130,7 @@ def numpy_gemm() -> NumpyGemm | None:
             continue
         for key, name in (("get_threads", f"{prefix}openblas_get_num_threads{suffix}"),
                           ("set_threads", f"{prefix}openblas_set_num_threads{suffix}")):
-            if hasattr(scope, name):  # OpenBLAS's thread count, to run our products on one thread
+            if hasattr(scope, name):  # OpenBLAS's thread count, lowered while the machine is busy
                 symbols[key], addresses[key] = name, ctypes.cast(getattr(scope, name), ctypes.c_void_p).value
         if len(symbols) == 3:  # one of the pair only: no control
             del symbols["get_threads"], symbols["set_threads"], addresses["get_threads"], addresses["set_threads"]
@@ -195,9 +195,9 @@ def gemm_import(dtype: str, names: Sequence[str] = ("_gemm",)) -> str:
 
 def gemm_source(dtype: str) -> str:
     """Module source defining ``_gemm(a, b, c, beta)``: c = a @ b + beta * c (beta 0 or 1) for 2-D
-    a (m, k), b (k, n) and a C-contiguous c (m, n), and ``_mm(a, b, out)``: out = a @ b. C- and F-ordered operands are read as they are (a
-    transposed view is F-ordered), other strides are copied first; with m or n zero it does nothing,
-    with k zero c becomes beta * c. The BLAS is NumPy's (``numpy_gemm``), else Numba's ``numba_xxgemm``."""
+    a (m, k), b (k, n) and a C-contiguous c (m, n), and ``_mm(a, b, out)``: out = a @ b. C- and
+    F-ordered operands are read as they are (a transposed view is F-ordered), other strides are
+    copied first; with m or n zero it does nothing, with k zero c becomes beta * c. The BLAS is NumPy's (``numpy_gemm``), else Numba's ``numba_xxgemm``."""
     if dtype not in ("float32", "float64"):
         raise NotImplementedError(f"no BLAS gemm for {dtype}")
     gemm = numpy_gemm()
@@ -231,7 +231,6 @@ def gemm_source(dtype: str) -> str:
             _xgemm(101, a_trans, b_trans, m, n, k, np.{dtype}(1), a_data.ctypes, lda, b_data.ctypes, ldb,
                    np.{dtype}(beta), c.ctypes, n)
             """)
-
         if gemm.int_bits == 32:
             call = _block(f"""
                 if max(m, n, k) > {_INT32_MAX}:

@@ -151,13 +151,18 @@ def load(source: str, name: str, target: str = "cpu", prefix: str = "") -> Any:
     import numba
 
     text = f"# relayish kernel for {name}; numba {numba.__version__}\n{source}"
-    digest = hashlib.sha256(text.encode()).hexdigest()[:24]
+    digest = source_digest(text.encode())
     directory = cache_dir() / "kernels"
     path = directory / f"{prefix or ('k' if target == 'cpu' else target)}_{name}_{digest}.py"
     if not _intact(path, text):
         write_atomically(path, text.encode("utf-8"))
         COUNTERS["kernels_generated"] += 1
     return import_file(path)
+
+
+def source_digest(data: bytes) -> str:
+    """The hash a cache file's name ends with: of its whole content."""
+    return hashlib.sha256(data).hexdigest()[:24]
 
 
 def import_file(path: Path) -> Any:
