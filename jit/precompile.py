@@ -75,8 +75,9 @@ def compiled_before(kernel: Any) -> bool:
 
 def plan(calls: Sequence[tuple[Any, Sequence[Any], str]]) -> dict[str, Any] | None:
     """What the second process does for kernel ``calls`` (a kernel, its ArgTypes and their
-    predicted layouts, ``C`` or ``F``, in program order): the cache files to import, in this process's order (helper modules before the kernels
-    that import them), and the kernels to compile, last first; None when too few need compiling."""
+    predicted layouts, ``C`` or ``F``, in program order): the cache files to import, in this
+    process's order (helper modules before the kernels that import them), and the kernels to
+    compile, last first; None when too few need compiling."""
     todo: list[dict[str, Any]] = []
     seen: set[tuple[int, tuple]] = set()
     for kernel, arg_types, layouts in calls:
@@ -113,8 +114,7 @@ def start(calls: Sequence[tuple[Any, Sequence[Any], str]]) -> subprocess.Popen |
         proc.stdin.close()
     except OSError:  # it could not start its work: the calling process compiles everything, as without it
         proc.kill()
-    if not _RUNNING:
-        atexit.register(stop)
+    _RUNNING[:] = [p for p in _RUNNING if p.poll() is None]  # poll reaps those done: no zombies pile up
     _RUNNING.append(proc)
     return proc
 
@@ -129,6 +129,9 @@ def stop() -> None:
                 proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+atexit.register(stop)
 
 
 def intact(path: Path) -> bool:
