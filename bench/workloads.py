@@ -2,7 +2,7 @@
 relayish's reference evaluator, relayish's JIT on static text programs, decorated Python
 through ``@relay``, Numba (W6), and JAX / PyTorch when installed.
 
-Run:  python3 bench/workloads.py [--only W1,W2.vg,W7] [--impl numpy,relayish-jit] [--quick]
+Run:  python3 bench/workloads.py [--only W1,W2.vg,W7] [--impl numpy,relayish-jit] [--quick] [--rounds R]
                                   [--json PATH] [--timeout S] [--mem-limit GB] [--jit-cache DIR]
 
 It prints the machine facts, then one Markdown table: a row per workload (W1.fwd, W1.vg,
@@ -73,7 +73,10 @@ parameters and the parameters after exactly one step, can be checked; the JSON k
 loss the last timed call returned (``last_loss``). Each (implementation, workload) cell runs
 in a fresh process of its own (``--worker``), with default thread settings, so no cell's
 imports, threads or compiled kernels affect another's; a process past ``--timeout`` seconds
-or ``--mem-limit`` GB of resident memory is killed and its cell says so. W7 times fresh
+or ``--mem-limit`` GB of resident memory is killed and its cell says so. ``--rounds R`` runs every
+W1-W6 and W8 cell R times, in rounds over all cells (every other round backwards), and reports the
+median of its rounds' medians and the least min: on a shared machine a busy spell then falls on
+one round of each cell instead of on a whole column (``interleaved``, ``combine_rounds``). W7 times fresh
 ``python3 -c`` processes (one untimed run, then 3 timed; median and min): ``W7.cold`` with an
 empty relayish cache directory on every run, ``W7.warm`` with the directory an earlier run
 filled (the same program for the implementations that keep no disk cache), ``W7.import`` the
@@ -1305,6 +1308,31 @@ def run_worker_batch(impl: str, rows: list[str], quick: bool, timeout: float, ji
     return cells
 
 
+def interleaved(jobs: list[tuple[str, str]], rounds: int) -> list[tuple[str, str]]:
+    """The order cells run in: W1-W6 and W8 cells once per round, every other round backwards, so
+    that a cell and its neighbours meet the machine's quiet and busy spells alike (the ratios
+    relay/text and */best compare cells measured minutes apart); W7 rows, which repeat their own
+    process runs, once at the end."""
+    timed = [job for job in jobs if job[1] in TIMED_ROWS]
+    order: list[tuple[str, str]] = []
+    for r in range(rounds):
+        order += timed if r % 2 == 0 else timed[::-1]
+    return order + [job for job in jobs if job[1] not in TIMED_ROWS]
+
+
+def combine_rounds(runs: list[dict]) -> dict:
+    """One cell from its rounds' cells: the median of the rounds' medians, the least min, every
+    repeat time, the median first call; a round that failed or erred makes the cell that round's."""
+    bad = [cell for cell in runs if cell.get("status") != "ok"]
+    if len(runs) == 1 or bad:
+        return bad[0] if bad else runs[0]
+    cell = dict(runs[-1])
+    cell.update(median_s=statistics.median(c["median_s"] for c in runs), min_s=min(c["min_s"] for c in runs),
+                times_s=[t for c in runs for t in c["times_s"]], round_medians_s=[c["median_s"] for c in runs],
+                first_s=statistics.median(c["first_s"] for c in runs))
+    return cell
+
+
 def worker_main(spec: str, result: str, quick: bool, timing: bool = True) -> None:
     """Run the cells of ``impl:row1,row2,...``, appending each one's JSON line to ``result``."""
     impl, rows = spec.split(":", 1)
@@ -1535,6 +1563,8 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"kill a cell's process past this resident memory (default {MEMORY_LIMIT_GB:.1f})")
     parser.add_argument("--jit-cache", metavar="DIR",
                         help="relayish kernel cache for the W1-W6 and W8 cells (default: a fresh empty one per cell)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run every W1-W6 and W8 cell this many times, rounds interleaved (default 1)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
     parser.add_argument("--check-only", action="store_true", help=argparse.SUPPRESS)
@@ -1567,16 +1597,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"WARNING: reference differs from docs/workloads.md: {note}")
     print(flush=True)
 
+    if options.rounds < 1:
+        raise SystemExit("--rounds: at least 1")
     cells: dict[tuple[str, str], dict] = {}
     jobs = [(impl, row) for row in rows for impl in impls
             if supported(impl, row)]
-    for k, (impl, row) in enumerate(jobs, 1):
-        print(f"[{k:2d}/{len(jobs)}] {row:<12} {impl:<16}", end=" ", file=sys.stderr, flush=True)
+    runs = interleaved(jobs, options.rounds)
+    measured: dict[tuple[str, str], list[dict]] = {}
+    for k, (impl, row) in enumerate(runs, 1):
+        print(f"[{k:2d}/{len(runs)}] {row:<12} {impl:<16}", end=" ", file=sys.stderr, flush=True)
         if row in TIMED_ROWS:
             cell = run_worker_process(impl, row, options.quick, timeout, options.jit_cache, options.mem_limit)
         else:
             cell = measure_w7(impl, row, options.quick, timeout, options.mem_limit)
-        cells[(impl, row)] = cell
+        measured.setdefault((impl, row), []).append(cell)
+        cells[(impl, row)] = combine_rounds(measured[(impl, row)])
         shown = cell_text(cell, {}) if cell["status"] not in ("error", "timeout") else \
             f"{cell['status'].upper()}: {' '.join(str(cell.get('message')).split())[:120]}"
         print(shown, f"(first {fmt_time(cell.get('first_s'))}, "

@@ -235,7 +235,9 @@ class Runner:
             fn = self.fn
             raise TypeError(f"{fn.__name__}() takes {len(self.types) - len(extra)} arguments "
                             f"({', '.join(fn.param_names)}), given {len(args)}")
-        return self.call(*[convert_argument(a, t) for a, t in zip(args, self.types)], *extra)
+        # arrays pass as they are, without a call per argument (this runs on every call)
+        return self.call(*[a if type(a) is np.ndarray else convert_argument(a, t) for a, t in zip(args, self.types)],
+                         *extra)
 
 
 def convert_argument(value: Any, ty: Type | None) -> Any:

@@ -26,7 +26,7 @@ from relayish.types import FuncType, Shape, TensorType, TupleType
 
 from . import precompile
 from .collector import older_objects_frozen
-from .kernels.blas import fit_blas_threads
+from .kernels.blas import calls_blas, fit_blas_threads
 from .kernels.registry import purge_numba_caches
 from .passes import DEFAULT_OPT_LEVEL, explain, optimize
 from .lower import RECURSION_LIMIT, CompileError, Lowering, python_guard
@@ -73,6 +73,9 @@ class CompiledFunction:
             self.warns = lowering.numpy_scalars or self.target != "cpu"
             self.guarded = self.name not in native  # a native entry guards its Python version itself
             self.heap_objects = lowering.heap_objects
+            # straight-line Python over kernels: no recursion to make room for, no warnings to silence
+            self.bare = not (self.warns or lowering.python_calls or self.heap_objects)
+            self.blas = self.target == "cpu" and any(map(calls_blas, lowering.namespace.values()))
         return self._program
 
     @property
@@ -112,7 +115,10 @@ class CompiledFunction:
             if not self.guarded:
                 result = entry(*(self.boundary.inward(a, t) for a, t in zip(checked, fn_type.params)))
                 return self.boundary.outward(result, fn_type.ret)
-            fit_blas_threads()
+            if self.blas:
+                fit_blas_threads()
+            if self.bare and self.plain:
+                return entry(*checked)
             with python_guard(self.warns), older_objects_frozen() if self.heap_objects else nullcontext():
                 if self.plain:
                     return entry(*checked)

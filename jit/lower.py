@@ -77,6 +77,7 @@ class Lowering:
         self.in_loop = False  # emitting the body of a while-True loop (a function's tail calls)
         self.numpy_scalars = False  # emitted NumPy scalar arithmetic, which warns unless told not to
         self.heap_objects = False  # defines closures or makes references: objects the cyclic GC tracks (jit/collector.py)
+        self.python_calls = False  # calls a function of the program (or a closure): Python recursion is possible
         # each kernel call's argument types and predicted layouts (jit/precompile.py)
         self.kernel_calls: list[tuple[Any, tuple[ArgType, ...], str]] = []
         self.transposed: set[int] = set()  # variables bound to a transposed view of a matrix: F-ordered
@@ -389,6 +390,7 @@ class Lowering:
                 fused = self.fused_call(e, em)
                 if fused is not None:
                     return fused
+            self.python_calls = True
             callee = self.atom(e.callee, em)
             return f"{callee}({', '.join(self.atom(a, em) for a in e.args)})"
         if isinstance(e, RefNew):

@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from .kernels.registry import import_file, source_digest
+from .kernels.registry import PACKAGE, import_file, source_digest
 
 MIN_KERNELS = 3  # below this, the second process's start (~1.5 s: imports, Numba's first compile) does not pay
 
@@ -92,7 +92,7 @@ def plan(calls: Sequence[tuple[Any, Sequence[Any], str]]) -> dict[str, Any] | No
         return None
     wanted = {entry["file"] for entry in todo}
     files = [getattr(m, "__file__", None) for name, m in list(sys.modules.items())
-             if name.startswith("relayish_kernels.h_") or name.startswith("relayish_kernels.k_")]
+             if name.startswith((PACKAGE + "h_", PACKAGE + "k_"))]
     modules = [f for f in files if f is not None and (Path(f).name.startswith("h_") or f in wanted)]
     return {"modules": modules, "compile": todo[::-1]}
 

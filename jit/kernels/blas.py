@@ -45,13 +45,14 @@ import ctypes
 import dataclasses
 import functools
 import os
+import sys
 import textwrap
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import llvmlite.binding
 
 from ..threads import busy_elsewhere
-from .registry import shared
+from .registry import PACKAGE, shared
 
 # (prefix, suffix, integer bits) of the CBLAS names tried, in order: cblas_sgemm is prefix + it + suffix
 _NAMES = (("scipy_", "64_", 64), ("", "64_", 64), ("", "_64", 64), ("scipy_", "", 32), ("", "", 32))
@@ -191,6 +192,26 @@ def _block(text: str) -> str:
 def gemm_import(dtype: str, names: Sequence[str] = ("_gemm",)) -> str:
     """The kernel-module line importing ``names`` (``_gemm``, ``_mm``) from ``gemm_source(dtype)``'s module."""
     return shared(gemm_source(dtype), f"gemm_{dtype}", names)
+
+
+def calls_blas(kernel: Any) -> bool:
+    """Whether ``kernel`` (a function of a kernel module; anything else is not) calls the BLAS: its
+    module, or a helper module it imports from, imports from ``gemm_import``'s module. Compiled
+    programs without such a kernel skip ``fit_blas_threads``."""
+    name = getattr(kernel, "__module__", None)
+    seen: set[str] = set()
+    stack = [name] if isinstance(name, str) and name.startswith(PACKAGE) else []
+    while stack:
+        module = sys.modules.get(stack.pop())
+        for value in vars(module).values() if module is not None else ():
+            source = getattr(value, "__module__", None)
+            if not isinstance(source, str) or not source.startswith(PACKAGE + "h_") or source in seen:
+                continue
+            if source.startswith(PACKAGE + "h_gemm_"):
+                return True
+            seen.add(source)
+            stack.append(source)
+    return False
 
 
 def gemm_source(dtype: str) -> str:

@@ -31,6 +31,7 @@ from relayish.types import BaseType, Shape, TensorType, Type
 Generator = Callable[[dict, Sequence["ArgType"]], str]
 
 TARGETS = ("cpu", "cuda")
+PACKAGE = "relayish_kernels."  # kernel and helper modules are imported under it (``import_file``)
 # target -> operator name -> kernel source generator
 GENERATORS: dict[str, dict[str, Generator]] = {target: {} for target in TARGETS}
 
@@ -167,7 +168,7 @@ def source_digest(data: bytes) -> str:
 
 def import_file(path: Path) -> Any:
     """The module of the cache file ``path``, as ``relayish_kernels.`` + its stem (imported once)."""
-    module_name = f"relayish_kernels.{path.stem}"
+    module_name = PACKAGE + path.stem
     module = sys.modules.get(module_name)
     if module is None:
         spec = importlib.util.spec_from_file_location(module_name, path)
@@ -204,7 +205,7 @@ def purge_numba_caches() -> int:
     Returns the files removed."""
     removed = 0
     for name, module in list(sys.modules.items()):
-        if not name.startswith("relayish_kernels.") or name.startswith("relayish_kernels.cuda_"):
+        if not name.startswith(PACKAGE) or name.startswith(PACKAGE + "cuda_"):
             continue
         source = Path(module.__file__)
         for index in (source.parent / "__pycache__").glob(f"{source.stem}.*.nbi"):
@@ -241,7 +242,7 @@ def compile_stats() -> dict[str, int]:
     function of a kernel module: the kernel, its helpers, its parallel loop)."""
     misses = hits = 0
     for name, module in list(sys.modules.items()):
-        if not name.startswith("relayish_kernels."):
+        if not name.startswith(PACKAGE):
             continue
         for value in vars(module).values():
             stats = getattr(value, "stats", None)

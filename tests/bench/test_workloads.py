@@ -420,10 +420,26 @@ def test_w7_program_prints_the_w2_loss(impl, kernel_cache):
         assert (Path(kernel_cache) / "fxgraph").is_dir(), "inductor's cache went where the run told it to"
 
 
+def test_rounds_interleave_the_cells_and_combine_their_medians():
+    jobs = [("numpy", "W1.fwd"), ("relayish-jit", "W1.fwd"), ("numpy", "W7.cold"), ("numpy", "W2.vg")]
+    assert W.interleaved(jobs, 3) == [("numpy", "W1.fwd"), ("relayish-jit", "W1.fwd"), ("numpy", "W2.vg"),
+                                      ("numpy", "W2.vg"), ("relayish-jit", "W1.fwd"), ("numpy", "W1.fwd"),
+                                      ("numpy", "W1.fwd"), ("relayish-jit", "W1.fwd"), ("numpy", "W2.vg"),
+                                      ("numpy", "W7.cold")]
+    assert W.interleaved(jobs, 1) == [jobs[0], jobs[1], jobs[3], jobs[2]]
+    runs = [{"status": "ok", "median_s": m, "min_s": m - 1, "times_s": [m], "first_s": f}
+            for m, f in ((5.0, 9.0), (3.0, 1.0), (10.0, 2.0))]
+    cell = W.combine_rounds(runs)
+    assert (cell["median_s"], cell["min_s"], cell["first_s"]) == (5.0, 2.0, 2.0)
+    assert cell["times_s"] == [5.0, 3.0, 10.0] and cell["round_medians_s"] == [5.0, 3.0, 10.0]
+    failed = {"status": "fail", "err": 1.0}
+    assert W.combine_rounds([runs[0], failed, runs[1]]) is failed
+
+
 def test_command_line_quick(tmp_path):
     out = tmp_path / "bench.json"
     proc = subprocess.run([sys.executable, str(REPO / "bench" / "workloads.py"), "--only", "W5.gradgrad,W7.import",
-                           "--impl", "numpy,relayish-interp", "--quick", "--json", str(out)],
+                           "--impl", "numpy,relayish-interp", "--quick", "--rounds", "2", "--json", str(out)],
                           cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
@@ -439,6 +455,7 @@ def test_command_line_quick(tmp_path):
     assert {(c["impl"], c["row"]) for c in record["cells"]} == {
         (i, r) for i in ("numpy", "relayish-interp") for r in ("W5.gradgrad", "W7.import")}
     assert all(c["status"] == "ok" and math.isfinite(c["median_s"]) for c in record["cells"])
+    assert all(len(c["round_medians_s"]) == 2 for c in record["cells"] if c["row"] == "W5.gradgrad")
 
 
 def test_command_line_relay_columns(tmp_path, kernel_cache):

@@ -226,3 +226,36 @@ def @main(%x: Tensor(FloatType(32), Shape(256, 784)), %w: Tensor(FloatType(32), 
     finally:
         set_threads(before)
         blas._Lowered.count = None
+
+
+def test_only_programs_with_products_set_the_thread_count(monkeypatch) -> None:
+    """calls_blas finds the BLAS call in a product's kernel (also through a helper module, as in
+    a convolution's) and in no elementwise kernel; a compiled call of a program without products
+    leaves OpenBLAS's count alone even while the machine is busy."""
+    gemm = blas.numpy_gemm()
+    if gemm is None or gemm.thread_control is None:
+        pytest.skip(f"no OpenBLAS thread control in NumPy's BLAS here ({blas.blas_in_use()})")
+    get_threads, set_threads = gemm.thread_control
+    monkeypatch.setattr(blas, "busy_elsewhere", lambda: True)
+    T = "Tensor(FloatType(32), Shape(4, 4))"
+    mod = relayish.parse(f"""
+def @product(%x: {T}, %w: {T}) {{ @matmul(%x, %w) }}
+def @conv(%x: Tensor(FloatType(32), Shape(1, 1, 6, 6)), %k: Tensor(FloatType(32), Shape(2, 1, 3, 3))) {{ @conv2d(%x, %k) }}
+def @elementwise(%x: {T}, %w: {T}) {{ @tanh(%x) * %w }}""")
+    product, conv, elementwise = (relayish.compile(mod, name) for name in ("product", "conv", "elementwise"))
+    x = np.ones((4, 4), np.float32)
+    before = get_threads()
+    set_threads(2)
+    try:
+        elementwise(x, x)
+        conv(np.ones((1, 1, 6, 6), np.float32), np.ones((2, 1, 3, 3), np.float32))
+        assert not elementwise.blas and conv.blas and get_threads() == 1
+        set_threads(2)
+        elementwise(x, x)
+        assert get_threads() == 2
+        product(x, x)
+        assert product.blas and get_threads() == 1
+    finally:
+        set_threads(before)
+        blas._Lowered.count = None
+    assert not blas.calls_blas(np.add) and not blas.calls_blas(None)
