@@ -15,6 +15,7 @@ from contextlib import nullcontext
 import pickle
 from typing import Any
 
+from interp.values import check_value
 from relayish.errors import RelayRuntimeError
 from relayish.module import Module
 from relayish.traverse import globals_reached
@@ -87,8 +88,6 @@ class CompiledFunction:
         return explain(self.module, self.name, self.opt_level)
 
     def __call__(self, *args: Any) -> Any:
-        from interp.values import check_value
-
         if len(args) != len(self.params):
             raise RelayRuntimeError(f"@{self.name} takes {len(self.params)} arguments, got {len(args)}")
         # Arrays of dtypes and shapes seen before passed the checks then, and would pass them unchanged again.
