@@ -104,6 +104,26 @@ def test_runtime_errors_are_relayish_errors():
         relayish.compile(mod, "main")(np.int32(1), np.int32(0))
 
 
+def test_straight_line_programs_skip_the_guard_and_keep_its_errors():
+    """A program of kernel calls alone (no Python calls, closures or NumPy scalar code) runs its
+    entry without the recursion guard, and its kernels' errors are still relayish errors; a
+    program whose functions call each other keeps the guard."""
+    T = "Tensor(FloatType(32), Shape(3))"
+    mod = relayish.parse(f"""
+def @straight(%x: {T}, %i: {I32}) {{ @take(@tanh(%x) * %x, %i, axis=0) }}
+def @calls(%x: {T}, %n: {I32}) -> {T} {{ if %n == 0 then %x else @calls(%x, %n - 1) + %x }}""")
+    straight, calls = relayish.compile(mod, "straight"), relayish.compile(mod, "calls")
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    np.testing.assert_array_equal(straight(x, np.int32(2)), (np.tanh(x) * x)[2])
+    expected = x.copy()
+    for _ in range(3000):  # deeper than Python's default recursion limit: the guard makes room
+        expected = expected + x
+    np.testing.assert_array_equal(calls(x, np.int32(3000)), expected)
+    assert straight.bare and not calls.bare
+    with pytest.raises(RelayRuntimeError, match="IndexError"):
+        straight(x, np.int32(7))
+
+
 SCALAR_DTYPES = ["float16", "float32", "float64", "int8", "int32", "int64", "uint8", "bool"]
 KINDS = {"float": "f", "numeric": "fiu", "bool": "b", "any": "fiub"}
 
