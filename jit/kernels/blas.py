@@ -189,9 +189,12 @@ def _block(text: str) -> str:
     return textwrap.dedent(text).strip("\n")
 
 
+_HELPER = "gemm"  # the helper modules gemm_import names (h_gemm_<dtype>_<hash>), which calls_blas looks for
+
+
 def gemm_import(dtype: str, names: Sequence[str] = ("_gemm",)) -> str:
     """The kernel-module line importing ``names`` (``_gemm``, ``_mm``) from ``gemm_source(dtype)``'s module."""
-    return shared(gemm_source(dtype), f"gemm_{dtype}", names)
+    return shared(gemm_source(dtype), f"{_HELPER}_{dtype}", names)
 
 
 def calls_blas(kernel: Any) -> bool:
@@ -207,7 +210,7 @@ def calls_blas(kernel: Any) -> bool:
             source = getattr(value, "__module__", None)
             if not isinstance(source, str) or not source.startswith(PACKAGE + "h_") or source in seen:
                 continue
-            if source.startswith(PACKAGE + "h_gemm_"):
+            if source.startswith(f"{PACKAGE}h_{_HELPER}_"):
                 return True
             seen.add(source)
             stack.append(source)
