@@ -15,23 +15,23 @@ from contextlib import nullcontext
 import pickle
 from typing import Any
 
+from interp.evaluator import Evaluator, prepared
 from interp.values import check_value
 from relayish.errors import RelayRuntimeError
 from relayish.module import Module
-from relayish.traverse import globals_reached
 
 import numpy as np
 
 from relayish.expr import Function
 from relayish.types import FuncType, Shape, TensorType, TupleType
 
-from . import precompile
+from . import precompile, tiers
 from .collector import older_objects_frozen
 from .kernels.blas import calls_blas, fit_blas_threads
 from .kernels.registry import purge_numba_caches
 from .passes import DEFAULT_OPT_LEVEL, explain, optimize
-from .lower import RECURSION_LIMIT, CompileError, Lowering, python_guard
-from .native import native_functions
+from .lower import RECURSION_LIMIT, CompileError, python_guard
+from .program import lower_program
 from .program_cache import cached_program
 from .scalars import HOST, Boundary
 
@@ -40,8 +40,6 @@ class CompiledFunction:
     """Global ``@name`` of ``module``, compiled for ``target``; call it with NumPy arrays."""
 
     def __init__(self, module: Module, name: str, target: str = "cpu", opt_level: int = DEFAULT_OPT_LEVEL):
-        from interp.evaluator import prepared
-
         if name not in module:
             raise KeyError(f"module has no global @{name}")
         self.boundary = target_boundary(target)
@@ -56,17 +54,15 @@ class CompiledFunction:
         self.plain = target == "cpu" and all(map(plain_tensors, [*self.fn_type.params, self.fn_type.ret]))
         self.specializations: dict[tuple, Any] = {}
         self._program: tuple[str, Any] | None = None
+        # the first call runs on the evaluator (jit/tiers.py)
+        self.evaluator_first = target == "cpu" and tiers.evaluator_first(self.module, name, self.fn_type)
+        self.ahead = False  # a second process compiles this program's kernels (jit/precompile.py)
 
     def program(self) -> tuple[str, Any]:
         """The generated source and the entry function (lowered on first use)."""
         if self._program is None:
-            from typecheck import expr_types
-
-            roots = sorted(globals_reached(self.module, self.module[self.name]) | {self.name})
-            lowering = Lowering(self.module, expr_types(self.module), self.target)
-            native = native_functions(self.module, lowering.types, roots)
-            source = lowering.program(roots, native)
-            if self.target == "cpu":
+            lowering, native, source = lower_program(self.module, self.name, self.target)
+            if self.target == "cpu" and not self.ahead:
                 precompile.start(lowering.kernel_calls)
             namespace = dict(lowering.namespace)
             exec(builtins.compile(source, f"<relayish jit @{self.name}>", "exec"), namespace)  # noqa: S102 - our own code
@@ -101,6 +97,11 @@ class CompiledFunction:
             key = tuple(value_type(a) for a in checked)
             entry = self.specializations.get(key)
             if entry is None:
+                if self.evaluator_first:
+                    self.evaluator_first = False
+                    if self._program is None:  # not lowered: the second process lowers it too
+                        self.ahead = precompile.start_program(self.module, self.name) is not None
+                    return Evaluator(self.module).run(self.name, checked)
                 entry = self.specializations[key] = self.program()[1]
         try:
             return self.run(entry, checked)

@@ -18,7 +18,11 @@ run on two cores or more that other processes do not keep busy; it skips kernels
 cache files whose content matches the hash in their name, exits when done, and is stopped when
 the calling process exits. ``RELAYISH_COMPILE_AHEAD=0`` turns it off.
 
-Run as ``python -m jit.precompile`` by ``start``, with the plan as JSON on stdin.
+Run as ``python -m jit.precompile --plan`` by ``start``, with the plan as JSON on stdin, or
+as ``python -m jit.precompile --program`` by ``start_program``, with the optimized program
+pickled on stdin: a program whose first call runs on the evaluator (jit/tiers.py) is not
+lowered by the calling process until its second call, so the second process lowers it
+itself and compiles every kernel not cached yet, last first (no ``MIN_KERNELS`` there).
 """
 
 from __future__ import annotations
@@ -26,12 +30,17 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from relayish.module import Module
+
 from .kernels.registry import PACKAGE, import_file, source_digest
+from .program import lower_program
+from .program_cache import flatten, unflatten
 
 MIN_KERNELS = 3  # below this, the second process's start (~1.5 s: imports, Numba's first compile) does not pay
 
@@ -73,12 +82,11 @@ def compiled_before(kernel: Any) -> bool:
     return any((source.parent / "__pycache__").glob(f"{source.stem}.{kernel.py_func.__name__}-*.nbi"))
 
 
-def plan(calls: Sequence[tuple[Any, Sequence[Any], str]]) -> dict[str, Any] | None:
-    """What the second process does for kernel ``calls`` (a kernel, its ArgTypes and their
-    predicted layouts, ``C`` or ``F``, in program order): the cache files to import, in this
-    process's order (helper modules before the kernels that import them), and the kernels to
-    compile, last first; None when too few need compiling."""
-    todo: list[dict[str, Any]] = []
+def pending(calls: Sequence[tuple[Any, Sequence[Any], str]]) -> list[tuple[Any, list[list]]]:
+    """The Numba functions that kernel ``calls`` (a kernel, its ArgTypes and their predicted
+    layouts, ``C`` or ``F``, in program order) compile and that have no cached machine code,
+    each once with its predicted arguments (dtype, rank, layout), in program order."""
+    todo: list[tuple[Any, list[list]]] = []
     seen: set[tuple[int, tuple]] = set()
     for kernel, arg_types, layouts in calls:
         fn = compiled_part(kernel)
@@ -86,8 +94,16 @@ def plan(calls: Sequence[tuple[Any, Sequence[Any], str]]) -> dict[str, Any] | No
         if fn is None or key in seen or compiled_before(fn):
             continue
         seen.add(key)
-        todo.append({"file": str(_source_file(fn)), "function": fn.py_func.__name__,
-                     "args": [[t.dtype, t.rank, "C" if t.rank < 2 else layout] for t, layout in zip(arg_types, layouts)]})
+        todo.append((fn, [[t.dtype, t.rank, "C" if t.rank < 2 else layout] for t, layout in zip(arg_types, layouts)]))
+    return todo
+
+
+def plan(calls: Sequence[tuple[Any, Sequence[Any], str]]) -> dict[str, Any] | None:
+    """What the second process does for kernel ``calls`` (as ``pending`` takes them): the cache
+    files to import, in this process's order (helper modules before the kernels that import
+    them), and the kernels to compile, last first; None when too few need compiling."""
+    todo = [{"file": str(_source_file(fn)), "function": fn.py_func.__name__, "args": args}
+            for fn, args in pending(calls)]
     if len(todo) < MIN_KERNELS:
         return None
     wanted = {entry["file"] for entry in todo}
@@ -102,15 +118,26 @@ def start(calls: Sequence[tuple[Any, Sequence[Any], str]]) -> subprocess.Popen |
     if not enabled():
         return None
     work = plan(calls)
-    if work is None:
+    return None if work is None else _spawn("--plan", json.dumps(work).encode())
+
+
+def start_program(module: Module, name: str) -> subprocess.Popen | None:
+    """Start the second process for ``@name`` of an optimized ``module`` that this process has
+    not lowered (its first call runs on the evaluator, jit/tiers.py): it lowers the program
+    itself, then compiles the kernels not cached yet, last first."""
+    if not enabled():
         return None
+    return _spawn("--program", pickle.dumps((flatten(module), name), protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _spawn(mode: str, work: bytes) -> subprocess.Popen:
     root = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p),
            "RELAYISH_COMPILE_AHEAD": "0"}
-    proc = subprocess.Popen([sys.executable, "-m", "jit.precompile"], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "jit.precompile", mode], stdin=subprocess.PIPE,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=root)
     try:
-        proc.stdin.write(json.dumps(work).encode())
+        proc.stdin.write(work)
         proc.stdin.close()
     except OSError:  # it could not start its work: the calling process compiles everything, as without it
         proc.kill()
@@ -144,24 +171,37 @@ def intact(path: Path) -> bool:
 
 def run(work: dict[str, Any]) -> int:
     """The second process: import the plan's modules, compile its kernels; the number compiled."""
-    import numba
-    import numpy as np
-    from numba import types
-
     modules = {}
     for name in work["modules"]:
         path = Path(name)
         if not intact(path):
             return 0
         modules[name] = import_file(path)
+    return compile_all([(getattr(modules.get(entry["file"]), entry["function"], None), entry["args"])
+                        for entry in work["compile"]])
+
+
+def run_program(module: Module, name: str) -> int:
+    """The second process for a program not lowered by the caller: lower it, compile its
+    kernels not cached yet, last first; the number compiled."""
+    lowering, _, _ = lower_program(module, name, "cpu")
+    return compile_all(pending(lowering.kernel_calls)[::-1])
+
+
+def compile_all(todo: Sequence[tuple[Any, list[list]]]) -> int:
+    """Compile each Numba function for its arguments (dtype, rank, layout), skipping those whose
+    machine code the calling process cached meanwhile; the number compiled."""
+    import numba
+    import numpy as np
+    from numba import types
+
     done = 0
     ours: set[int] = set()  # functions this process compiled: their cache files are no sign of the caller's work
-    for entry in work["compile"]:
-        fn = getattr(modules.get(entry["file"]), entry["function"], None)
+    for fn, args in todo:
         if fn is None or (id(fn) not in ours and compiled_before(fn)):
             continue
         ours.add(id(fn))
-        signature = tuple(types.Array(numba.from_dtype(np.dtype(dtype)), rank, layout) for dtype, rank, layout in entry["args"])
+        signature = tuple(types.Array(numba.from_dtype(np.dtype(dtype)), rank, layout) for dtype, rank, layout in args)
         try:
             fn.compile(signature)
         except Exception:  # noqa: BLE001 - a signature the kernel rejects: the calling process reports its own error
@@ -171,4 +211,8 @@ def run(work: dict[str, Any]) -> int:
 
 
 if __name__ == "__main__":
-    run(json.loads(sys.stdin.read()))
+    if sys.argv[1:] == ["--program"]:
+        flat, entry = pickle.loads(sys.stdin.buffer.read())  # noqa: S301 - written by our own parent process
+        run_program(unflatten(flat), entry)
+    else:
+        run(json.loads(sys.stdin.read()))

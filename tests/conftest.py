@@ -27,6 +27,11 @@ os.environ.setdefault("RELAYISH_BACKEND", "interp")
 # turns it on in processes of its own.
 os.environ.setdefault("RELAYISH_COMPILE_AHEAD", "0")
 
+# A compiled program's first call runs on the evaluator by default (jit/tiers.py): tests of the
+# JIT compare it with the evaluator, so every call here runs compiled; tests/jit/test_tiers.py
+# turns the evaluator tier on in processes of its own.
+os.environ.setdefault("RELAYISH_TIERED", "0")
+
 # tests/cuda runs in its own process (the CUDA simulator is chosen before Numba is imported):
 # tests/jit/test_cuda_target.py starts it
 collect_ignore = [] if os.environ.get("RELAYISH_CUDA_PROCESS") else ["cuda"]

@@ -92,8 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# {source}: {len(training_data)} training and {len(test_data)} test images")
     print("# the typed IR of loss (and the model it calls):")
     print(loss.ir)
-    print(f"# backend: {loss.backend}" + (" (the first step compiles the program's kernels; they are cached in "
-                                          f"{cache_dir()} for the next run)" if loss.backend == "jit" else ""))
+    print(f"# backend: {loss.backend}" + (" (the first step runs on the evaluator, the second waits for the "
+                                          f"program's kernels; they are cached in {cache_dir()} for the next run)"
+                                          if loss.backend == "jit" else ""))
     start = time.perf_counter()
     model = train_lenet(training_data, args.epochs, args.batch, args.lr, args.seed, args.log_every)
     print(f"# trained in {time.perf_counter() - start:.1f} s")

@@ -204,6 +204,20 @@ def test_w8_timed_calls_train_and_only_the_first_is_checked():
     assert cell["last_loss"] < float(W.reference("W8.step")[0]), "the parameters moved between calls"
 
 
+
+def test_w8_first_step_again_is_checked(monkeypatch):
+    """relayish's first step runs on the evaluator: ``again`` (a fresh model's step after timing,
+    compiled) is checked too, so wrong kernels fail the cell."""
+    numpy_w8 = W.BUILDERS["numpy"]
+
+    def spoiled(row, inp):
+        prep = numpy_w8(row, inp)
+        prep.again = lambda: (np.float32(0.0), [np.zeros_like(inp[name]) for name in W.LENET_PARAMS])
+        return prep
+    monkeypatch.setitem(W.BUILDERS, "numpy", spoiled)
+    cell = W.run_cell("numpy", "W8.step", quick=True)
+    assert cell["status"] == "fail", describe(cell)
+
 # -- every implementation's outputs, once ----------------------------------------------------
 
 
@@ -288,13 +302,14 @@ def test_protocol_first_call_warmup_number_repeats(monkeypatch):
 
     figures = W.time_calls(W.Prepared(first=first, call=call, outputs=W.flatten), W.DEFAULT)
     assert figures["first_s"] == pytest.approx(1e-3) and figures["median_s"] == pytest.approx(2e-6)
+    assert figures["second_s"] == pytest.approx(2e-6)
     assert calls["first"] == 1
     assert figures["repeats"] == 9 == len(figures["times_s"])
     assert figures["median_s"] == sorted(figures["times_s"])[4] and figures["min_s"] == min(figures["times_s"])
     # a cheap function: >= 30 warm-up calls, and repeats of about 50 ms or more
     assert figures["warmup_calls"] >= 30
     assert figures["number"] * figures["median_s"] >= W.DEFAULT.repeat_min_s * (1 - 1e-9)
-    assert calls["call"] == figures["warmup_calls"] + 9 * figures["number"]
+    assert calls["call"] == 1 + figures["warmup_calls"] + 9 * figures["number"]
 
 
 def test_protocol_slow_function_runs_once_per_repeat():
@@ -334,7 +349,7 @@ def test_time_units():
 
 
 def test_table_format():
-    ok = {"status": "ok", "median_s": 0.002, "min_s": 0.0019, "first_s": 0.5, "err": 1e-7}
+    ok = {"status": "ok", "median_s": 0.002, "min_s": 0.0019, "first_s": 0.5, "second_s": 0.004, "err": 1e-7}
     cells = {
         ("numpy", "W2.vg"): dict(ok, median_s=0.001, min_s=0.00095),
         ("relayish-interp", "W2.vg"): dict(ok, status="fail", err=0.25, message="dW1: err 2.50e-01"),
@@ -348,10 +363,10 @@ def test_table_format():
     text = W.format_table(cells, ["W2.vg", "W6.fib"], ["numpy", "relayish-interp", "relayish-jit", "numba"])
     lines = text.splitlines()
     split = [[c.strip() for c in line.strip("|").split("|")] for line in lines[:4]]
-    assert split[0] == ["workload", "numpy", "relayish-interp", "relayish-jit", "numba", "jit/best", "jit first call"]
+    assert split[0] == ["workload", "numpy", "relayish-interp", "relayish-jit", "numba", "jit/best", "jit 1st / 2nd call"]
     assert set(lines[1]) <= {"|", "-"} and len(lines[1]) == len(lines[0]) == len(lines[2]) == len(lines[3])
     assert split[2] == ["W2.vg", "1.00 ms (0.95) ✓", "2.00 ms (1.90) FAIL err=2.5e-01", "2.00 ms (1.90) ✓", "—",
-                        "2.00× (numpy)", "500 ms"]
+                        "2.00× (numpy)", "500 ms / 4.00 ms"]
     assert split[3][0] == "W6.fib" and split[3][1] == "2.00 ms (1.90) † ✓"
     assert split[3][2].startswith("ERROR [1] NotImplementedError") and "|" not in split[3][2]
     assert split[3][3].startswith("TIMEOUT [2]") and split[3][4] == "40.0 µs (39.0) ✓"
@@ -366,23 +381,25 @@ def test_table_relay_columns():
     ok = {"status": "ok", "err": 1e-7}
     cells = {
         ("numpy", "W2.vg"): dict(ok, median_s=0.004, min_s=0.004, first_s=0.004),
-        ("relayish-jit", "W2.vg"): dict(ok, median_s=0.002, min_s=0.002, first_s=0.5),
-        ("relayish-relay", "W2.vg"): dict(ok, median_s=0.003, min_s=0.003, first_s=1.5),
+        ("relayish-jit", "W2.vg"): dict(ok, median_s=0.002, min_s=0.002, first_s=0.5, second_s=2.5),
+        ("relayish-relay", "W2.vg"): dict(ok, median_s=0.003, min_s=0.003, first_s=1.5, second_s=3.5),
         ("torch", "W2.vg"): dict(ok, median_s=0.001, min_s=0.001, first_s=0.01),
         ("numpy", "W8.step"): dict(ok, median_s=0.02, min_s=0.02, first_s=0.02),
-        ("relayish-relay", "W8.step"): dict(ok, median_s=0.01, min_s=0.01, first_s=30.0),
+        ("relayish-relay", "W8.step"): dict(ok, median_s=0.01, min_s=0.01, first_s=0.2, second_s=30.0),
         ("numpy", "W6.fib"): dict(ok, median_s=0.002, min_s=0.002, first_s=0.002),
-        ("relayish-jit", "W6.fib"): dict(ok, median_s=0.001, min_s=0.001, first_s=0.2),
-        ("relayish-relay", "W6.fib"): dict(ok, status="fail", median_s=0.001, min_s=0.001, first_s=0.3, err=1.0),
+        ("relayish-jit", "W6.fib"): dict(ok, median_s=0.001, min_s=0.001, first_s=0.2, second_s=0.001),
+        ("relayish-relay", "W6.fib"): dict(ok, status="fail", median_s=0.001, min_s=0.001, first_s=0.3, second_s=0.001,
+                                           err=1.0),
     }
     impls = ["numpy", "relayish-jit", "relayish-relay", "torch"]
     lines = W.format_table(cells, ["W2.vg", "W6.fib", "W8.step"], impls).splitlines()
     split = [[c.strip() for c in line.strip("|").split("|")] for line in lines[:5]]
-    assert split[0] == ["workload", *impls, "jit/best", "relay/text", "relay/best", "jit first call",
-                        "relay first call"]
-    assert split[2][5:] == ["2.00× (torch)", "1.50×", "3.00× (torch)", "500 ms", "1.50 s"]
-    assert split[3][5:] == ["0.50× (numpy)", "—", "—", "200 ms", "300 ms"]  # a failing relay cell has no ratios
-    assert split[4][2] == "—" and split[4][5:] == ["—", "—", "0.50× (numpy)", "—", "30.0 s"]
+    assert split[0] == ["workload", *impls, "jit/best", "relay/text", "relay/best", "jit 1st / 2nd call",
+                        "relay 1st / 2nd call"]
+    assert split[2][5:] == ["2.00× (torch)", "1.50×", "3.00× (torch)", "500 ms / 2.50 s", "1.50 s / 3.50 s"]
+    # a failing relay cell has no ratios
+    assert split[3][5:] == ["0.50× (numpy)", "—", "—", "200 ms / 1.00 ms", "300 ms / 1.00 ms"]
+    assert split[4][2] == "—" and split[4][5:] == ["—", "—", "0.50× (numpy)", "—", "200 ms / 30.0 s"]
     assert any(line.startswith("relay/text:") for line in lines) and any(line.startswith("W8:") for line in lines)
 
 
@@ -446,7 +463,7 @@ def test_command_line_quick(tmp_path):
     assert lines[0].startswith("# relayish benchmarks") and any("numpy" in line and "numba" in line for line in lines)
     header = next(line for line in lines if line.startswith("| workload"))
     assert [c.strip() for c in header.strip("|").split("|")] == [
-        "workload", "numpy", "relayish-interp", "jit/best", "jit first call"]
+        "workload", "numpy", "relayish-interp", "jit/best", "jit 1st / 2nd call"]
     rows = [line for line in lines if line.startswith("| W")]
     assert [r.split("|")[1].strip() for r in rows] == ["W5.gradgrad", "W7.import"]
     assert rows[0].count("✓") == 2
@@ -469,11 +486,11 @@ def test_command_line_relay_columns(tmp_path, kernel_cache):
     header = next(line for line in lines if line.startswith("| workload"))
     assert [c.strip() for c in header.strip("|").split("|")] == [
         "workload", "numpy", "relayish-jit", "relayish-relay", "jit/best", "relay/text", "relay/best",
-        "jit first call", "relay first call"]
+        "jit 1st / 2nd call", "relay 1st / 2nd call"]
     row = [c.strip() for c in next(line for line in lines if line.startswith("| W6.loop")).strip("|").split("|")]
     assert all(c.endswith("✓") for c in row[1:4]) and all(c.endswith("×") or "× (" in c for c in row[4:7])
     assert all(c != "—" for c in row[7:])
     record = json.loads(out.read_text())
     relay = next(c for c in record["cells"] if c["impl"] == "relayish-relay")
-    assert relay["backend"] == "jit" and relay["first_s"] > 0
+    assert relay["backend"] == "jit" and relay["first_s"] > 0 and relay["second_s"] > 0
 

@@ -66,9 +66,23 @@ calls[0][0](np.ones(4, np.float32))  # abs compiled (and cached) here: no longer
 print(json.dumps({"calls": len(calls), "work": work, "few": few, "after": len(precompile.plan(calls)["compile"])}))
 """
 
+# the evaluator tier: the first call runs on the evaluator without lowering, so the second
+# process gets the optimized program and lowers it itself
+TIERED = CALL.replace("""f.program()  # lowering: starts the second process where it pays
+ahead = [proc.wait(timeout=600) for proc in precompile._RUNNING]
+before = compile_stats()["compiled"]
+value = f(np.random.default_rng(0).standard_normal((8, 5)).astype(np.float32))""", """x = np.random.default_rng(0).standard_normal((8, 5)).astype(np.float32)
+assert f._program is None
+f(x)  # on the evaluator: nothing lowered, the second process lowers the program
+assert f._program is None
+ahead = [proc.wait(timeout=600) for proc in precompile._RUNNING]
+before = compile_stats()["compiled"]
+value = f(x)""")
 
-def run(cache: pathlib.Path, ahead: bool, script: str = CALL) -> dict:
+
+def run(cache: pathlib.Path, ahead: bool, script: str = CALL, tiered: bool = False) -> dict:
     env = {**os.environ, "RELAYISH_CACHE_DIR": str(cache), "RELAYISH_COMPILE_AHEAD": "1" if ahead else "0",
+           "RELAYISH_TIERED": "1" if tiered else "0",
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -82,6 +96,14 @@ def test_kernels_compiled_ahead_are_loaded_not_compiled_and_give_the_same_bits(t
     assert ahead["compiled"] == 0, ahead  # every kernel came from the cache the second process filled
     assert alone["ahead"] == [] and alone["compiled"] >= precompile.MIN_KERNELS
     assert ahead["bits"] == alone["bits"]
+
+
+def test_a_program_not_lowered_yet_is_lowered_by_the_second_process(tmp_path):
+    tiered = run(tmp_path / "tiered", ahead=True, script=TIERED, tiered=True)
+    alone = run(tmp_path / "alone", ahead=False)
+    assert TIERED != CALL
+    assert tiered["ahead"] == [0] and tiered["compiled"] == 0, tiered
+    assert tiered["bits"] == alone["bits"]
 
 
 def test_a_plan_lists_the_kernels_not_cached_last_first_and_only_when_enough(tmp_path):
