@@ -1549,7 +1549,8 @@ def format_table(cells: dict, rows: list[str], impls: list[str], w7_timed_runs: 
                    "cold = empty "
                    "relayish cache every run, warm = a cache an earlier run filled (the same runs again for "
                    "columns without a disk cache); import = `import <framework>` alone (relayish loads its "
-                   "layers, NumPy and Numba included, lazily at first use: that cost is in W7.cold); "
+                   "layers, NumPy included, lazily at first use: that cost is in W7.cold; relayish's one call runs "
+                   "on the evaluator tier, without Numba, docs/jit.md); "
                    "bytecode cached as Python does by default (PYTHONDONTWRITEBYTECODE dropped).")
     for message, number in notes.items():
         out.append(f"[{number}] {message}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 from contextlib import nullcontext
 import pickle
+import subprocess
 from typing import Any
 
 from interp.evaluator import Evaluator, prepared
@@ -56,14 +57,14 @@ class CompiledFunction:
         self._program: tuple[str, Any] | None = None
         # the first call runs on the evaluator (jit/tiers.py)
         self.evaluator_first = target == "cpu" and tiers.evaluator_first(self.module, name, self.fn_type)
-        self.ahead = False  # a second process compiles this program's kernels (jit/precompile.py)
+        self.ahead: subprocess.Popen | None = None  # the second process compiling the kernels (jit/precompile.py)
 
     def program(self) -> tuple[str, Any]:
         """The generated source and the entry function (lowered on first use)."""
         if self._program is None:
             lowering, native, source = lower_program(self.module, self.name, self.target)
-            if self.target == "cpu" and not self.ahead:
-                precompile.start(lowering.kernel_calls)
+            if self.target == "cpu" and self.ahead is None:
+                self.ahead = precompile.start(lowering.kernel_calls)
             namespace = dict(lowering.namespace)
             exec(builtins.compile(source, f"<relayish jit @{self.name}>", "exec"), namespace)  # noqa: S102 - our own code
             self._program = (source, namespace[lowering.global_names[self.name]])
@@ -100,9 +101,17 @@ class CompiledFunction:
                 if self.evaluator_first:
                     self.evaluator_first = False
                     if self._program is None:  # not lowered: the second process lowers it too
-                        self.ahead = precompile.start_program(self.module, self.name) is not None
+                        self.ahead = precompile.start_program(self.module, self.name)
                     return Evaluator(self.module).run(self.name, checked)
                 entry = self.specializations[key] = self.program()[1]
+                try:
+                    return self.run_once(entry, checked)
+                finally:  # this call loaded or compiled every kernel it needs: the second process is done
+                    if self.ahead is not None:
+                        precompile.stop(self.ahead)
+        return self.run_once(entry, checked)
+
+    def run_once(self, entry: Any, checked: list) -> Any:
         try:
             return self.run(entry, checked)
         except (pickle.UnpicklingError, EOFError):  # a corrupted file of Numba's cache: drop it, compile again

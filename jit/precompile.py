@@ -16,7 +16,8 @@ before. The second process starts only
 where at least ``MIN_KERNELS`` kernels have no cached machine code yet and this process may
 run on two cores or more that other processes do not keep busy; it skips kernels the calling process cached meanwhile, imports only
 cache files whose content matches the hash in their name, exits when done, and is stopped when
-the calling process exits. ``RELAYISH_COMPILE_AHEAD=0`` turns it off.
+the calling process exits or its call that lowered the program returns (from then on the
+second process could only duplicate work and take a core from the program). ``RELAYISH_COMPILE_AHEAD=0`` turns it off.
 
 Run as ``python -m jit.precompile --plan`` by ``start``, with the plan as JSON on stdin, or
 as ``python -m jit.precompile --program`` by ``start_program``, with the optimized program
@@ -146,16 +147,19 @@ def _spawn(mode: str, work: bytes) -> subprocess.Popen:
     return proc
 
 
-def stop() -> None:
-    """Stop the second processes still running (at exit: their work is only ever ahead of ours)."""
-    while _RUNNING:
-        proc = _RUNNING.pop()
-        if proc.poll() is None:
-            proc.terminate()
+def stop(proc: subprocess.Popen | None = None) -> None:
+    """Stop the second process ``proc``, or all those still running (at exit): their work is only
+    ever ahead of ours, and once a call has loaded a program's kernels, the process compiling
+    them could only take a core from the program."""
+    for one in [proc] if proc is not None else _RUNNING[::-1]:
+        if one in _RUNNING:
+            _RUNNING.remove(one)
+        if one.poll() is None:
+            one.terminate()
             try:
-                proc.wait(timeout=5)
+                one.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                proc.kill()
+                one.kill()
 
 
 atexit.register(stop)

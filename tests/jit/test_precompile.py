@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 
@@ -79,6 +80,20 @@ ahead = [proc.wait(timeout=600) for proc in precompile._RUNNING]
 before = compile_stats()["compiled"]
 value = f(x)""")
 
+# a branch the first call does not take: the second process is still compiling its kernels when
+# the call returns, and is stopped then
+BRANCH = CALL.split("mod = ")[0] + r"""
+mod = relayish.parse('''
+def @main(%x: Tensor(FloatType(32), Shape(8)), %c: Tensor(BoolType, Shape())) -> Tensor(FloatType(32), Shape(8)) {
+  if %c then @relu(@exp(@tanh(@sigmoid(@neg(@abs(@sin(@cos(%x)))))))) else %x
+}''')
+f = relayish.compile(mod, "main", opt_level=0)
+f.program()
+proc = precompile._RUNNING[0]
+f(np.ones(8, np.float32), np.bool_(False))
+print(json.dumps({"running": proc.poll() is None, "code": proc.returncode, "left": len(precompile._RUNNING)}))
+"""
+
 
 def run(cache: pathlib.Path, ahead: bool, script: str = CALL, tiered: bool = False) -> dict:
     env = {**os.environ, "RELAYISH_CACHE_DIR": str(cache), "RELAYISH_COMPILE_AHEAD": "1" if ahead else "0",
@@ -96,6 +111,11 @@ def test_kernels_compiled_ahead_are_loaded_not_compiled_and_give_the_same_bits(t
     assert ahead["compiled"] == 0, ahead  # every kernel came from the cache the second process filled
     assert alone["ahead"] == [] and alone["compiled"] >= precompile.MIN_KERNELS
     assert ahead["bits"] == alone["bits"]
+
+
+def test_the_second_process_is_stopped_when_the_call_that_lowered_returns(tmp_path):
+    result = run(tmp_path, ahead=True, script=BRANCH)
+    assert result == {"running": False, "code": -signal.SIGTERM, "left": 0}
 
 
 def test_a_program_not_lowered_yet_is_lowered_by_the_second_process(tmp_path):
