@@ -1035,12 +1035,8 @@ def calibrate(call: Callable[[], Any], protocol: Protocol = DEFAULT) -> tuple[in
 def time_calls(prep: Prepared, protocol: Protocol = DEFAULT) -> dict:
     """The timing protocol on a Prepared: first call, warm-up, ``number``, repeats. Returns
     the figures and the first and last outputs (framework values)."""
-    start = time.perf_counter()
-    first_out = prep.first()
-    first_s = time.perf_counter() - start
-    start = time.perf_counter()
-    prep.call()
-    second_s = time.perf_counter() - start
+    first_s, first_out = repeat(prep.first, 1)
+    second_s, _ = repeat(prep.call, 1)
     number, calls, out = calibrate(prep.call, protocol)
     times = []
     for _ in range(protocol.repeats):

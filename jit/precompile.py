@@ -42,6 +42,7 @@ from relayish.module import Module
 from .kernels.registry import PACKAGE, import_file, source_digest
 from .program import lower_program
 from .program_cache import flatten, unflatten
+from .tiers import switched_off
 
 MIN_KERNELS = 3  # below this, the second process's start (~1.5 s: imports, Numba's first compile) does not pay
 
@@ -53,7 +54,7 @@ def enabled() -> bool:
     keeping them busy (``jit.threads.busy_elsewhere``: there the two compilers would share one core)."""
     from .threads import busy_elsewhere
 
-    if os.environ.get("RELAYISH_COMPILE_AHEAD", "1").strip() in ("0", "off", "false", "no"):
+    if switched_off("RELAYISH_COMPILE_AHEAD"):
         return False
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return cores >= 2 and not busy_elsewhere()

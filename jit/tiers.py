@@ -32,12 +32,15 @@ from relayish.module import Module
 from relayish.traverse import post_order
 from relayish.types import FuncType, TensorType, TupleType
 
-OFF = ("0", "off", "false", "no")
+def switched_off(variable: str) -> bool:
+    """Whether the environment turns off a setting that is on by default (``RELAYISH_TIERED``,
+    ``RELAYISH_COMPILE_AHEAD``): 0, off, false or no, in any case."""
+    return os.environ.get(variable, "1").strip().lower() in ("0", "off", "false", "no")
 
 
 def enabled() -> bool:
     """``RELAYISH_TIERED`` (default on)."""
-    return os.environ.get("RELAYISH_TIERED", "1").strip().lower() not in OFF
+    return not switched_off("RELAYISH_TIERED")
 
 
 def straight_line(module: Module, name: str) -> bool:
