@@ -26,7 +26,7 @@ from relayish.ops.registry import OpDef, lookup_op
 from relayish.traverse import trampoline
 from relayish.types import Shape, TensorType, TupleType, Type
 
-from .values import Closure, Frame, RefCell, check_value
+from .values import Closure, Frame, RefCell, check_arguments
 
 UNIT_VALUE = ()
 
@@ -69,10 +69,9 @@ class Evaluator:
             outer = closure.frame
             dims = dict(outer.dims) if outer is not None and fn.type_params else None
             frame = Frame(outer, closure.global_name, dims)
+            if check or fn.type_params:  # bind dimension variables of polymorphic functions
+                args = check_arguments(fn.params, args, frame.dims, closure.global_name)
             for param, arg in zip(fn.params, args):
-                if check or fn.type_params:  # bind dimension variables of polymorphic functions
-                    what = f"argument %{param.name_hint} of @{closure.global_name}"
-                    arg = check_value(param.type_annotation, arg, frame.dims, what) if param.type_annotation else arg
                 frame.values[id(param)] = arg
             result = yield self.eval(fn.body, frame, tail=True)
             if not isinstance(result, _TailCall):

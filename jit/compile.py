@@ -17,7 +17,7 @@ import subprocess
 from typing import Any
 
 from interp.evaluator import Evaluator, prepared
-from interp.values import check_value
+from interp.values import check_arguments
 from relayish.errors import RelayRuntimeError
 from relayish.module import Module
 
@@ -92,9 +92,7 @@ class CompiledFunction:
         entry = None if key is None else self.specializations.get(key)
         checked = args
         if entry is None:
-            dims: dict = {}
-            checked = [check_value(p.type_annotation, a, dims, f"argument %{p.name_hint} of @{self.name}")
-                       if p.type_annotation is not None else a for p, a in zip(self.params, args)]
+            checked = check_arguments(self.params, args, {}, self.name)
             key = tuple(value_type(a) for a in checked)
             entry = self.specializations.get(key)
             if entry is None:

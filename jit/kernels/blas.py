@@ -275,6 +275,8 @@ def gemm_source(dtype: str) -> str:
         def _gemm(a, b, c, beta):
             m, k = a.shape
             n = b.shape[1]
+            if b.shape[0] != k or c.shape[0] != m or c.shape[1] != n:  # BLAS would read or write past an array
+                raise ValueError("BLAS: the shapes of a matrix product's operands disagree")
             if m == 0 or n == 0:
                 return
             if k == 0:

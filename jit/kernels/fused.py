@@ -353,6 +353,12 @@ def fused_source(fn: Function) -> str:
     per_unit = product([f"n{c}" for c in axes if c > 0])
     code = _Code()
     code(1, *sizes)
+    for k in read:  # the loops index every operand with the group's sizes: they must be its own
+        ty = g.params[k].type_annotation
+        flags = g.walks(ty)
+        expected = shape_tuple([f"N{d}" if flags[d] else "1" for d in range(g.rank - _tensor(ty).shape.rank, g.rank)])
+        code(1, f"if a{k}.shape != {expected}:",
+             f"    raise ValueError(f'a fused kernel got an operand of shape {{a{k}.shape}} for {{{expected}}}')")
     code(1, f"bounds = None if n0 * {per_unit} < 2 * threads.CHUNK else "
             f"threads.chunk_bounds(n0, {per_unit}, {TILE if inner == 0 else 1})")
     code(1, "if bounds is None:")
