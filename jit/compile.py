@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import builtins
 from contextlib import nullcontext
-import pickle
 import subprocess
+from pathlib import Path
 from typing import Any
 
 from interp.evaluator import Evaluator, prepared
@@ -29,7 +29,7 @@ from relayish.types import FuncType, Shape, TensorType, TupleType
 from . import precompile, tiers
 from .collector import older_objects_frozen
 from .kernels.blas import calls_blas, fit_blas_threads
-from .kernels.registry import purge_numba_caches
+from .kernels.registry import cache_dir, numba_cache_failures, purge_numba_caches
 from .passes import DEFAULT_OPT_LEVEL, explain, optimize
 from .lower import RECURSION_LIMIT, CompileError, python_guard
 from .program import lower_program
@@ -110,11 +110,19 @@ class CompiledFunction:
         return self.run_once(entry, checked)
 
     def run_once(self, entry: Any, checked: list) -> Any:
-        try:
-            return self.run(entry, checked)
-        except (pickle.UnpicklingError, EOFError):  # a corrupted file of Numba's cache: drop it, compile again
-            purge_numba_caches()
-            return self.run(entry, checked)
+        """``run``, again after each damaged file of Numba's cache it met is deleted (what it held
+        compiles again); a file that fails again is an error."""
+        purged: set[frozenset[Path]] = set()
+        while True:
+            try:
+                return self.run(entry, checked)
+            except DamagedCache as damaged:
+                failed = frozenset(damaged.indexes)  # empty: not told which, every kernel loaded
+                if failed in purged:
+                    raise RelayRuntimeError(f"@{self.name}: Numba's kernel cache in {cache_dir()} fails to load "
+                                            f"even after its files were deleted: {damaged.__cause__!r}") from None
+                purged.add(failed)
+                purge_numba_caches(damaged.indexes)
 
     def run(self, entry: Any, checked: list) -> Any:
         fn_type = self.fn_type
@@ -131,11 +139,24 @@ class CompiledFunction:
                     return entry(*checked)
                 result = entry(*(self.boundary.inward(a, t) for a, t in zip(checked, fn_type.params)))
             return self.boundary.outward(result, fn_type.ret)
-        except RecursionError:
-            raise RelayRuntimeError(f"@{self.name}: non-tail recursion deeper than {RECURSION_LIMIT:,} calls in compiled "
-                                    "code (tail calls are loops; relayish.evaluate has no such limit)") from None
-        except (ZeroDivisionError, IndexError, ValueError, OverflowError) as err:
-            raise RelayRuntimeError(f"@{self.name}: {type(err).__name__}: {err}") from None
+        except Exception as err:
+            failed = numba_cache_failures(err)
+            if failed is not None:
+                raise DamagedCache(failed) from err
+            if isinstance(err, RecursionError):
+                raise RelayRuntimeError(f"@{self.name}: non-tail recursion deeper than {RECURSION_LIMIT:,} calls in "
+                                        "compiled code (tail calls are loops; relayish.evaluate has no such limit)") from None
+            if isinstance(err, (ZeroDivisionError, IndexError, ValueError, OverflowError)):
+                raise RelayRuntimeError(f"@{self.name}: {type(err).__name__}: {err}") from None
+            raise
+
+
+class DamagedCache(Exception):
+    """Numba failed reading its cache files (flipped bytes, truncation: it checks neither)."""
+
+    def __init__(self, indexes: list[Path]):
+        super().__init__(indexes)
+        self.indexes = indexes
 
 
 def target_boundary(target: str) -> Boundary:

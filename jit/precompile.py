@@ -166,22 +166,20 @@ def stop(proc: subprocess.Popen | None = None) -> None:
 atexit.register(stop)
 
 
-def intact(path: Path) -> bool:
-    """Whether a cache file's content has the hash its name ends with (registry.load names them so)."""
-    try:
-        return source_digest(path.read_bytes()) == path.stem.rsplit("_", 1)[-1]
-    except OSError:
-        return False
-
-
 def run(work: dict[str, Any]) -> int:
-    """The second process: import the plan's modules, compile its kernels; the number compiled."""
+    """The second process: import the plan's modules, compile its kernels; the number compiled.
+    A module whose content does not have the hash its name ends with (registry.load names them
+    so) is not imported: nothing is compiled then."""
     modules = {}
     for name in work["modules"]:
         path = Path(name)
-        if not intact(path):
+        try:
+            data = path.read_bytes()
+        except OSError:
             return 0
-        modules[name] = import_file(path)
+        if source_digest(data) != path.stem.rsplit("_", 1)[-1]:
+            return 0
+        modules[name] = import_file(path, data.decode("utf-8"))
     return compile_all([(getattr(modules.get(entry["file"]), entry["function"], None), entry["args"])
                         for entry in work["compile"]])
 

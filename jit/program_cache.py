@@ -14,8 +14,10 @@ Modules are stored without recursion, so a 100,000-deep let chain is no problem:
 post order, each with its sub-expressions as indices of earlier nodes, in one pickle (which
 keeps the sharing of everything else, type variables included). Types and dimensions pickle as
 their constructors' arguments, so their cached hashes (which differ per process) are computed
-again on loading. Like Numba's cache, the files are pickles: the cache directory must be as
-trusted as the code.
+again on loading. The files are pickles read by ``_ProgramUnpickler``, which builds relayish's
+IR, type and dimension classes and NumPy arrays and nothing else (a planted pickle cannot call
+anything more), and an entry holds its own key: one copied over another is computed again, never
+run as the wrong program. The directory itself is checked by ``registry.cache_dir``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import attrs
+import numpy as np
 
 from relayish.expr import Expr
 from relayish.module import Module
@@ -90,6 +93,30 @@ def spans(module: Module) -> list[tuple[str, int, int]]:
             if n.span is not None]
 
 
+# Where an entry's classes may come from: their modules (classes defined there only), and
+# the functions and NumPy names that pickles of types and arrays call.
+_IR_MODULES = ("relayish.expr", "relayish.types", "relayish.dims", "relayish.errors", __name__)
+_CALLABLES = {("relayish.types", "_build"), ("numpy", "dtype"), ("numpy", "ndarray"),
+              ("numpy._core.numeric", "_frombuffer"), ("numpy.core.numeric", "_frombuffer"),
+              ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "_reconstruct"),
+              ("numpy._core.multiarray", "scalar"), ("numpy.core.multiarray", "scalar"),
+              ("builtins", "frozenset"), ("builtins", "set"), ("builtins", "complex"), ("builtins", "slice")}
+
+
+class _ProgramUnpickler(pickle.Unpickler):
+    """Loads what ``flatten`` stores and refuses any other class or function."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _CALLABLES:
+            return super().find_class(module, name)
+        if module in _IR_MODULES or module == "numpy":
+            found = super().find_class(module, name)
+            if isinstance(found, type) and (found.__module__ == module if module in _IR_MODULES else
+                                            issubclass(found, np.generic)):
+                return found
+        raise pickle.UnpicklingError(f"a cached program may not name {module}.{name}")
+
+
 @functools.cache
 def code_version() -> str:
     """A hash of the source of relayish's packages (read once per process, a few ms)."""
@@ -110,12 +137,14 @@ def cached_program(module: Module, name: str, opt_level: int, make: Callable[[],
     path = cache_dir() / "programs" / f"{key}.pickle"
     try:
         with open(path, "rb") as handle:
-            return unflatten(pickle.load(handle))
-    except Exception:  # noqa: BLE001 - missing, damaged or foreign: computed and written again
+            stored_key, flat = _ProgramUnpickler(handle).load()
+        if stored_key == key:
+            return unflatten(flat)
+    except Exception:  # noqa: BLE001 - missing, damaged, foreign or planted: computed and written again
         pass
     result = make()
     try:
-        write_atomically(path, pickle.dumps(flatten(result), protocol=pickle.HIGHEST_PROTOCOL))
+        write_atomically(path, pickle.dumps((key, flatten(result)), protocol=pickle.HIGHEST_PROTOCOL))
     except Exception:  # noqa: BLE001 - a read-only cache or an unpicklable value: not stored
         pass
     return result

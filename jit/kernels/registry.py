@@ -16,11 +16,12 @@ renamed, so processes filling the cache at once never see half a file.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
+import importlib
 import os
-import pickle
 import sys
 import tempfile
+import types
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -74,12 +75,68 @@ def parallel_min() -> int:
 
 
 def cache_dir() -> Path:
-    """``RELAYISH_CACHE_DIR``, else ``$XDG_CACHE_HOME/relayish``, else ``~/.cache/relayish``."""
-    configured = os.environ.get("RELAYISH_CACHE_DIR")
-    if configured:
-        return Path(configured)
+    """``RELAYISH_CACHE_DIR``, else ``$XDG_CACHE_HOME/relayish``, else ``~/.cache/relayish``, when it
+    is safe to load code from (``_unsafe``); else, with a warning, the default or a private one."""
+    configured = os.environ.get("RELAYISH_CACHE_DIR") or str(_default_cache_dir())
+    found = _CHECKED.get(configured)
+    if found is None:
+        found = _CHECKED[configured] = _safe_cache_dir(Path(configured))
+    return found
+
+
+_CHECKED: dict[str, Path] = {}  # configured directory -> the one used
+
+
+def _default_cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "relayish"
+
+
+def _unsafe(path: Path) -> str | None:
+    """Why code cached under ``path`` could have been planted by someone else, or None: the
+    directory (or one of ours in it) belongs to another user or others may write to it. Kernel
+    modules are imported and Numba's index files unpickled from there, so whoever can write
+    there can run code in every process that compiles."""
+    if not hasattr(os, "getuid"):
+        return None  # no POSIX owners and modes to check
+    for directory in (path, path / "kernels", path / "kernels" / "__pycache__", path / "programs"):
+        try:
+            info = directory.stat()
+        except FileNotFoundError:
+            continue
+        except OSError as err:
+            return f"it cannot be inspected ({err.strerror})"
+        if info.st_uid != os.getuid():
+            return f"{directory} belongs to user id {info.st_uid}, not to this process's ({os.getuid()})"
+        if info.st_mode & 0o022:
+            return f"{directory} is writable by {'group and others' if info.st_mode & 0o002 else 'its group'}"
+    return None
+
+
+def _made(path: Path) -> Path:
+    """``path``, created readable and writable by this user alone when it is missing."""
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError:
+        pass  # a cache that cannot be written costs the saving, not the run
+    return path
+
+
+def _safe_cache_dir(path: Path) -> Path:
+    """``path`` when ``_unsafe`` finds nothing wrong (created private when missing), else a safe
+    one, named in ``RELAYISH_CACHE_DIR`` so that the processes this one starts use it too."""
+    problem = _unsafe(path)
+    if problem is None:
+        return _made(path)
+    default = _default_cache_dir()
+    fallback = _made(default) if default != path and _unsafe(default) is None else \
+        Path(tempfile.mkdtemp(prefix="relayish-cache-"))
+    warnings.warn(f"relayish does not use the cache directory {path}: {problem}; it caches in {fallback} instead "
+                  "(make the directory yours and writable by you alone, e.g. chmod 700, to use it)", RuntimeWarning,
+                  stacklevel=2)
+    os.environ["RELAYISH_CACHE_DIR"] = str(fallback)
+    _CHECKED[str(fallback)] = fallback
+    return fallback
 
 
 _KERNELS: dict[tuple, Callable[..., Any]] = {}  # in-memory: key -> compiled kernel
@@ -158,7 +215,7 @@ def load(source: str, name: str, target: str = "cpu", prefix: str = "") -> Any:
     if not _intact(path, text):
         write_atomically(path, text.encode("utf-8"))
         COUNTERS["kernels_generated"] += 1
-    return import_file(path)
+    return import_file(path, text)
 
 
 def source_digest(data: bytes) -> str:
@@ -166,16 +223,19 @@ def source_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:24]
 
 
-def import_file(path: Path) -> Any:
-    """The module of the cache file ``path``, as ``relayish_kernels.`` + its stem (imported once)."""
+def import_file(path: Path, text: str) -> Any:
+    """The module of the cache file ``path``, whose content the caller checked is ``text``, as
+    ``relayish_kernels.`` + its stem (imported once). It runs ``text``, not what an import would
+    find: Python's bytecode cache beside the file (a ``.pyc`` whose header copies the source's
+    mtime and size is loaded in its place) is never read."""
     module_name = PACKAGE + path.stem
     module = sys.modules.get(module_name)
     if module is None:
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        module = importlib.util.module_from_spec(spec)
+        module = types.ModuleType(module_name)
+        module.__file__ = str(path)  # Numba's cache stamps machine code with this file's mtime and size
         sys.modules[module_name] = module  # before running it, as importlib does: Numba's cache finds it there
         try:
-            spec.loader.exec_module(module)
+            exec(compile(text, str(path), "exec"), module.__dict__)  # noqa: S102 - relayish's own generated source
         except BaseException:
             del sys.modules[module_name]
             raise
@@ -197,37 +257,38 @@ def write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
-def purge_numba_caches() -> int:
-    """Delete Numba's cached machine code, of the kernels and helper modules loaded, where its
-    index no longer reads (used when a cache file turns out to be corrupted: Numba writes
-    atomically but does not check what it reads); those compile again at their next call,
-    the intact entries stay.
-    Returns the files removed."""
+def numba_cache_failures(err: BaseException) -> list[Path] | None:
+    """The index files of the Numba caches that were being read (or written) where ``err`` was
+    raised, or None when it was not raised there. What a damaged file raises there (an
+    UnpicklingError, an LLVM bitcode error, a UnicodeDecodeError) says nothing about the program."""
+    found: list[Path] | None = None
+    tb = err.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_filename.replace(os.sep, "/").endswith("numba/core/caching.py"):
+            found = found or []
+            index = getattr(getattr(frame.f_locals.get("self"), "_cache_file", None), "_index_path", None)
+            if index is not None:
+                found.append(Path(index))
+        tb = tb.tb_next
+    return found
+
+
+def purge_numba_caches(indexes: Sequence[Path] = ()) -> int:
+    """Delete Numba's files (index and machine code) of the caches ``indexes`` name, or when it
+    names none, of every kernel and helper module loaded in this process: Numba writes its files
+    atomically but checks nothing it reads, so a damaged one fails every later run. What is
+    deleted compiles again at its next call and is cached again. Returns the files removed."""
+    if not indexes:
+        indexes = [index for name, module in list(sys.modules.items())
+                   if name.startswith(PACKAGE) and not name.startswith(PACKAGE + "cuda_")
+                   for index in (Path(module.__file__).parent / "__pycache__").glob(f"{Path(module.__file__).stem}.*.nbi")]
     removed = 0
-    for name, module in list(sys.modules.items()):
-        if not name.startswith(PACKAGE) or name.startswith(PACKAGE + "cuda_"):
-            continue
-        source = Path(module.__file__)
-        for index in (source.parent / "__pycache__").glob(f"{source.stem}.*.nbi"):
-            if _readable_index(index):
-                continue
-            for stale in index.parent.glob(index.name[: -len("nbi")] + "*"):  # the index and its .nbc data
-                stale.unlink(missing_ok=True)
-                removed += 1
+    for index in indexes:
+        for stale in index.parent.glob(index.name[: -len("nbi")] + "*"):  # the index and its .nbc data
+            stale.unlink(missing_ok=True)
+            removed += 1
     return removed
-
-
-def _readable_index(path: Path) -> bool:
-    """Whether a Numba cache index unpickles (a version stamp, then the pickled entries)."""
-    try:
-        with open(path, "rb") as handle:
-            pickle.load(handle)
-            pickle.loads(handle.read())
-    except FileNotFoundError:
-        return True
-    except Exception:  # noqa: BLE001 - whatever garbage raises, the index is unusable
-        return False
-    return True
 
 
 def _intact(path: Path, text: str) -> bool:

@@ -160,9 +160,11 @@ def test_a_cache_file_whose_content_does_not_match_its_name_stops_the_second_pro
     digest = hashlib.sha256(source.encode()).hexdigest()[:24]
     good = tmp_path / f"k_add_{digest}.py"
     good.write_text(source)
-    assert precompile.intact(good)
     planted = tmp_path / f"k_evil_{digest}.py"
     planted.write_text(source + "raise SystemExit('ran code we did not write')\n")
-    assert not precompile.intact(planted)
-    work = {"modules": [str(planted)], "compile": [{"file": str(planted), "function": "kernel", "args": [["float32", 1, "C"]]}]}
-    assert precompile.run(work) == 0
+
+    def work(path: pathlib.Path) -> dict:
+        return {"modules": [str(path)], "compile": [{"file": str(path), "function": "kernel", "args": [["float32", 1, "C"]]}]}
+
+    assert precompile.run(work(planted)) == 0
+    assert precompile.run(work(good)) == 1
