@@ -11,16 +11,19 @@ from __future__ import annotations
 import ast
 import contextvars
 import os
+import re
 from typing import Any
 
 import numpy as np
 
-from relayish.errors import FrontendError
+from relayish.errors import FrontendError, RelayError, RelayRuntimeError
 from relayish.module import Module
-from relayish.types import BaseType, TensorType, Type, TypeVar
+from relayish.types import Type, TypeVar
 
 from .annotations import AnnotationError, to_type
+from .arguments import Misfit, check_argument, described, to_argument
 from .source import MISSING, Source
+from .tracebacks import hide_internal_frames, user_facing
 from .translate import Callee, ModelContext, Translator, hint_of_type
 
 PYTHON_MODE = contextvars.ContextVar("relayish_python_mode", default=False)
@@ -147,12 +150,14 @@ class Decorated:
         return self.module()[1][id(self)]
 
     @property
+    @user_facing
     def ir(self) -> Module:
         """The typed module: this function and every function it calls."""
         from typecheck import infer
 
         return infer(self.module()[0])
 
+    @user_facing
     def astext(self) -> str:
         from relayish.printer import astext
 
@@ -169,15 +174,19 @@ class RelayFunction(Decorated):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if PYTHON_MODE.get():
             return self.python_function(*args, **kwargs)
-        if self._own_runner is None:
-            model = self.model_definition()
-            if model is not None:
-                raise FrontendError(f"{self.__name__} uses the parameters of the model {model.__name__}: "
-                                    "create one with relay.create_model and use relay.grad(model, fn, args), or "
-                                    "call relay.export_model(model)")
-            module, names = self.module()
-            self._own_runner = self.runner(module, names[id(self)])
-        return self._own_runner(self.positional(args, kwargs) if kwargs else args)
+        try:  # user_facing's work, written out: a wrapper would cost every call a frame
+            if self._own_runner is None:
+                model = self.model_definition()
+                if model is not None:
+                    raise FrontendError(f"{self.__name__} uses the parameters of the model {model.__name__}: "
+                                        "create one with relay.create_model and use relay.grad(model, fn, args), or "
+                                        "call relay.export_model(model)")
+                module, names = self.module()
+                self._own_runner = self.runner(module, names[id(self)])
+            return self._own_runner(self.positional(args, kwargs) if kwargs else args)
+        except RelayError as err:
+            hide_internal_frames(err)
+            raise
 
     def positional(self, args: tuple, kwargs: dict) -> tuple:
         """Keyword arguments in parameter order, as Python would bind them."""
@@ -208,17 +217,23 @@ class RelayFunction(Decorated):
 
 def run(module: Module, name: str, fn: Decorated, args: tuple, extra: tuple = ()) -> Any:
     """Run ``@name`` on ``fn``'s backend; Python numbers and lists become arrays of the
-    parameter's dtype."""
+    parameter's dtype when they fit it exactly (frontend.arguments)."""
     return fn.runner(module, name)(args, extra)
 
 
 class Runner:
     """One global of a decorated function's module on its backend: the parameter types and the
-    compiled function (or the evaluator), found once, so that a call costs what the backend's does."""
+    compiled function (or the evaluator), found once, so that a call costs what the backend's does.
+
+    ``@name`` is ``fn`` itself or a gradient of it (``relay.grad``); errors name the gradient
+    and the globals AD makes for it (``@loss_grad``, ``@loss__ad``) after the user's function."""
 
     def __init__(self, module: Module, name: str, fn: Decorated):
         self.fn = fn
         self.types = [p.type_annotation for p in module[name].params]
+        self.own = set(fn.module()[0].functions)
+        self.label = fn.__name__ if name in self.own else f"the gradient of `{fn.__name__}`"
+        self.generated = re.compile(rf"@({'|'.join(map(re.escape, self.own))})(?:__ad_*|_param_grad|_grad)\b")
         if fn.backend == "jit":
             from jit import compile as jit_compile
 
@@ -235,19 +250,36 @@ class Runner:
             fn = self.fn
             raise TypeError(f"{fn.__name__}() takes {len(self.types) - len(extra)} arguments "
                             f"({', '.join(fn.param_names)}), given {len(args)}")
-        # arrays pass as they are, without a call per argument (this runs on every call)
-        return self.call(*[a if type(a) is np.ndarray else convert_argument(a, t) for a, t in zip(args, self.types)],
-                         *extra)
+        try:
+            # arrays pass as they are, without a call per argument (this runs on every call)
+            return self.call(*[a if type(a) is np.ndarray else to_argument(a, t) for a, t in zip(args, self.types)],
+                             *extra)
+        except (Misfit, RelayError) as err:
+            self.check_arguments(args)  # the backend refused an argument: say which, and how to fix it
+            self.reword(err)
+            raise
 
+    def reword(self, err: Exception) -> None:
+        """Name the globals AD made after the user's function: ``@loss__ad`` is the gradient of `loss`."""
+        def user_words(match: re.Match) -> str:
+            return match[0] if match[0][1:] in self.own else f"the gradient of `{match[1]}`"
+        for e in dict.fromkeys([err, *getattr(err, "errors", ())]):
+            if isinstance(e, RelayError):
+                e.reword(self.generated.sub(user_words, e.message))
 
-def convert_argument(value: Any, ty: Type | None) -> Any:
-    if isinstance(value, np.ndarray):
-        return value
-    if isinstance(value, np.generic):
-        return np.asarray(value)
-    if isinstance(ty, TensorType) and isinstance(ty.dtype, BaseType) and isinstance(value, (bool, int, float, list)):
-        return np.asarray(value, dtype=ty.dtype.to_numpy())
-    return value
+    def check_arguments(self, args: tuple) -> None:
+        """Raise the error for the first argument that does not fit its parameter, naming the
+        parameter where the user's ``def`` declares it."""
+        dims: dict = {}
+        source = self.fn.source
+        for arg, value, ty in zip(source.node.args.args, args, self.types):
+            try:
+                check_argument(to_argument(value, ty), ty, arg.arg, dims)
+            except Misfit as misfit:
+                annotation = arg.annotation
+                written = annotation.value if isinstance(annotation, ast.Constant) else ast.unparse(annotation)
+                raise RelayRuntimeError(f"argument {arg.arg} of {self.label}: expected {written} ({described(ty)}), "
+                                        f"{misfit}", source.span(arg)) from None
 
 
 def unique_name(name: str, taken: set[str]) -> str:

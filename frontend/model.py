@@ -21,7 +21,9 @@ from relayish.expr import Call, Function, GlobalVar, Grad, Var
 from relayish.module import Module
 from relayish.types import Shape, TensorType, Type
 
+from .arguments import one_number
 from .function import PYTHON_MODE, Decorated, build_module, run, unique_name
+from .tracebacks import user_facing
 from .translate import Layer, LayerSite, ModelContext, Translator
 
 
@@ -99,6 +101,7 @@ class Model:
         self.definition = definition
         self.params = params
 
+    @user_facing
     def __call__(self, *args: Any) -> Any:
         module, names = self.definition.module()
         return run(module, names[id(self.definition)], self.definition, args, tuple(self.params.values()))
@@ -112,12 +115,15 @@ class Model:
         np.savez(path, **self.params)
 
 
+@user_facing
 def create_model(definition: RelayModel, seed: int = 0, sigma: float | None = None) -> Model:
     """Parameters for a model: weights Gaussian with mean 0 and standard deviation ``sigma``
     (default 1 / sqrt(fan-in), the fan-in being a weight's size over its first axis, which
     keeps activations of order 1), biases zero."""
     if not isinstance(definition, RelayModel):
         raise TypeError(f"relay.create_model takes a @relay_model function, not {definition!r}")
+    if sigma is not None:
+        sigma = float(one_number(sigma, np.float64, "relay.create_model: sigma"))
     rng = np.random.default_rng(seed)
     params = {}
     for name, ty in definition.hidden_params():
@@ -131,6 +137,7 @@ def create_model(definition: RelayModel, seed: int = 0, sigma: float | None = No
     return Model(definition, params)
 
 
+@user_facing
 def load_model(definition: RelayModel, path: str | os.PathLike) -> Model:
     """A model whose parameters are read from an ``.npz`` that ``Model.save`` wrote; every
     parameter must be there with its shape and dtype."""
@@ -156,6 +163,7 @@ class ModelGrad(NamedTuple):
     grads: dict[str, np.ndarray]
 
 
+@user_facing
 def model_grad(model: Model, loss: Decorated, args: tuple) -> ModelGrad:
     """The value of ``loss(*args)`` and its gradient with respect to every model parameter."""
     if not isinstance(model, Model):
@@ -186,6 +194,7 @@ def param_grad_module(loss: Decorated) -> tuple[Module, str]:
     return cached
 
 
+@user_facing
 def update_model_params(model: Model, grads: ModelGrad | Mapping[str, np.ndarray], lr: float = 0.01) -> None:
     """One step of plain SGD, in place: ``p -= lr * gradient`` (the paper's one form of mutation)."""
     grads = grads.grads if isinstance(grads, ModelGrad) else grads
@@ -196,7 +205,8 @@ def update_model_params(model: Model, grads: ModelGrad | Mapping[str, np.ndarray
         p, g = model.params[name], np.asarray(g)
         if g.shape != p.shape:
             raise ValueError(f"the gradient of {name} has shape {g.shape}, the parameter {p.shape}")
-        steps[name] = lr * g.astype(p.dtype, copy=False)
+        rate = one_number(lr, p.dtype, "relay.update_model_params: lr")
+        steps[name] = rate * g.astype(p.dtype, copy=False)
     for name, step in steps.items():
         p = model.params[name]
         if p.flags.writeable:
@@ -211,6 +221,7 @@ def export_model(model: Model) -> Any:
     definition = model.definition
     module, names = definition.module()
 
+    @user_facing
     def exported(*args: Any) -> Any:
         return run(module, names[id(definition)], definition, args, snapshot)
     exported.__name__ = definition.__name__

@@ -16,6 +16,8 @@ from .function import Decorated, RelayFunction
 from .model import (
     Model, RelayModel, create_model, export_model, load_model, model_grad, update_model_params,
 )  # fmt: skip
+from .subset import did_you_mean, relay_names
+from .tracebacks import user_facing
 from .translate import ALIASES, LAYERS, Translator
 
 
@@ -36,11 +38,13 @@ class GradFunction:
         return self._module
 
     @property
+    @user_facing
     def ir(self) -> Any:
         from typecheck import infer
 
         return infer(self.module()[0])
 
+    @user_facing
     def __call__(self, *args: Any) -> Any:
         from .function import run
 
@@ -65,7 +69,9 @@ class RelayNamespace:
             return _layer_or_op(name)
         op = lookup_op(ALIASES.get(name, name))
         if op is None:
-            raise AttributeError(f"relay has no operator {name} (see docs/operators.md)")
+            public = {n for n in dir(type(self)) if not n.startswith("_")}
+            raise AttributeError(f"relay has no operator {name}{did_you_mean(name, relay_names() | public, 'relay.')} "
+                                 "(see docs/operators.md)")
         pool = name in ("max_pool", "avg_pool")
 
         def numpy_semantics(*args: Any, **attrs: Any) -> Any:

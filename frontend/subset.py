@@ -5,13 +5,19 @@ whether it returns)."""
 from __future__ import annotations
 
 import ast
+import difflib
 import operator
+from typing import Iterable
+
+from relayish.ops.registry import all_ops
 
 LAYERS = {"conv2d": "num_filter", "linear": "num_hidden"}  # layer kind -> the keyword that marks it
 ALIASES = {"max_pool": "max_pool2d", "avg_pool": "avg_pool2d", "flatten_layer": "flatten"}
 BINOPS = {ast.Add: ("add", operator.add), ast.Sub: ("sub", operator.sub), ast.Mult: ("mul", operator.mul),
           ast.Div: ("div", operator.truediv), ast.FloorDiv: ("div", operator.floordiv),
           ast.Pow: ("pow", operator.pow), ast.MatMult: ("matmul", None)}
+SYMBOLS = {ast.LShift: "<< (shift left)", ast.RShift: ">> (shift right)", ast.BitOr: "| (bitwise or)",
+           ast.BitAnd: "& (bitwise and)", ast.BitXor: "^ (bitwise xor)"}  # the operators not in BINOPS but %
 COMPARES = {ast.Lt: "less", ast.LtE: "less_equal", ast.Gt: "greater", ast.GtE: "greater_equal",
             ast.Eq: "equal", ast.NotEq: "not_equal"}
 BOOL_RESULT = set(COMPARES.values()) | {"logical_and", "logical_or", "logical_not"}
@@ -49,6 +55,17 @@ UNSUPPORTED_EXPRS = {
     ast.Starred: "*args is not supported: pass arguments one by one",
     ast.Slice: "slices are not supported: use relay.strided_slice(x, begin=..., end=...)",
 }
+
+
+def relay_names() -> set[str]:
+    """What ``relay.<name>`` can be inside @relay: the operators, the paper's spellings, layers, grad."""
+    return set(all_ops()) | set(ALIASES) | set(LAYERS) | {"grad"}
+
+
+def did_you_mean(name: str, candidates: Iterable[str], prefix: str = "") -> str:
+    """``: did you mean relay.tanh?`` for the candidates closest to ``name`` (a typo), else ''."""
+    close = difflib.get_close_matches(name, sorted(set(candidates) - {name}), n=3)
+    return f": did you mean {' or '.join(prefix + c for c in close)}?" if close else ""
 
 
 def assigned_names(stmts: list[ast.stmt]) -> set[str]:

@@ -30,8 +30,8 @@ from relayish.types import BaseType, BoolType, FloatType, TensorType, TupleType,
 from .annotations import AnnotationError, DType, to_type
 from .source import MISSING, Source
 from .subset import (
-    ALIASES, BINOPS, BOOL_RESULT, COMPARES, LAYERS, UNSUPPORTED_EXPRS, UNSUPPORTED_STMTS, always_returns,
-    assigned_names, contains, first_store,
+    ALIASES, BINOPS, BOOL_RESULT, COMPARES, LAYERS, SYMBOLS, UNSUPPORTED_EXPRS, UNSUPPORTED_STMTS, always_returns,
+    assigned_names, contains, did_you_mean, first_store, relay_names,
 )  # fmt: skip
 
 Env = dict  # Python name -> Var
@@ -555,6 +555,8 @@ class Translator:
             return handler(self, node, env)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id not in env \
                 and self.src.lookup(node.value.id) is self.relay:
+            if node.attr not in relay_names():
+                raise self.unknown_operator(node, node.attr)
             raise self.error(node, f"relay.{node.attr} can only be called here: write relay.{node.attr}(x), or to pass "
                                    f"it as a function, lambda v: relay.{node.attr}(v)")
         if isinstance(node, ast.Attribute):
@@ -609,8 +611,12 @@ class Translator:
                                    "some paths; assign it before this line")
         value = self.src.lookup(node.id)
         if value is MISSING:
-            raise self.error(node, f"name {node.id} is not defined")
+            raise self.undefined(node, env)
         return self.python_value(value, node)
+
+    def undefined(self, node: ast.Name, env: Env) -> FrontendError:
+        visible = {*env, *self.local_names, *self.src.fn.__globals__, *self.src.fn.__code__.co_freevars}
+        return self.error(node, f"name {node.id} is not defined{did_you_mean(node.id, visible)}")
 
     @property
     def local_names(self) -> set[str]:
@@ -646,9 +652,11 @@ class Translator:
         return acc
 
     def binary(self, node: ast.BinOp, a: Expr | _Weak, b: Expr | _Weak) -> Expr | _Weak:
+        if isinstance(node.op, ast.Mod):
+            return self.modulo(node, a, b)
         if type(node.op) not in BINOPS:
-            raise self.error(node, f"the operator {type(node.op).__name__} is not supported: use +, -, *, /, //, ** or @ "
-                                   "and the relay operators")
+            raise self.error(node, f"the operator {SYMBOLS[type(node.op)]} is not supported: use +, -, *, /, //, %, ** "
+                                   "or @ and the relay operators")
         op_name, python_op = BINOPS[type(node.op)]
         if isinstance(a, _Weak) and isinstance(b, _Weak) and python_op is not None:
             try:
@@ -662,6 +670,33 @@ class Translator:
         if isinstance(node.op, ast.FloorDiv) and isinstance(hint, FloatType):
             raise self.error(node, "// on floating-point tensors is not supported (relayish has no floor): write /")
         return self.op_call(op_name, [a, b], {}, node)
+
+    def modulo(self, node: ast.BinOp, a: Expr | _Weak, b: Expr | _Weak) -> Expr | _Weak:
+        """``a % b`` as Python computes it on ints (the result takes the divisor's sign):
+        ``a - (a // b) * b``, ``div`` being floor division on integers. Floats have no floor here."""
+        if isinstance(a, _Weak) and isinstance(b, _Weak):
+            try:
+                return _Weak(a.value % b.value, node)
+            except ZeroDivisionError as err:
+                raise self.error(node, f"the constant expression fails in Python: {err}") from None
+        hint = self.hint(a) or self.hint(b)
+        if not isinstance(hint, BaseType) or isinstance(hint, FloatType):
+            what = f"{hint.to_numpy()} tensors" if isinstance(hint, BaseType) else "operands of unknown dtype"
+            raise self.error(node, f"% (modulo) works on integer tensors only, not on {what}: relayish has no floor "
+                                   "for floating-point values (integers need their dtype known here: annotate them, Int)")
+        lets: list[tuple[Var, Expr]] = []
+        a, b = (self.shared(self.strict(v, hint), name, lets) for v, name in ((a, "a"), (b, "b")))
+        quotient = self.op_call("div", [a, b], {}, node)
+        result = wrap(lets, self.op_call("sub", [a, self.op_call("mul", [quotient, b], {}, node)], {}, node))
+        return self.set_hint(result, self.hint(a))
+
+    def shared(self, value: Expr, name: str, lets: list) -> Expr:
+        """``value`` bound to a variable in ``lets`` (it is used twice), unless it is one or a constant."""
+        if isinstance(value, (Var, Constant)):
+            return value
+        var = self.set_hint(Var(name, span=value.span), self.hint(value))
+        lets.append((var, value))
+        return var
 
     def unary(self, node: ast.UnaryOp, env: Env) -> Expr | _Weak:
         operand = self.value(node.operand, env)
@@ -739,7 +774,7 @@ class Translator:
         if isinstance(func, ast.Name) and func.id not in env:
             target = self.src.lookup(func.id)
             if target is MISSING:
-                raise self.error(func, f"name {func.id} is not defined")
+                raise self.undefined(func, env)
             if isinstance(target, DType):
                 return self.convert(target, node, env)
             callee = self.link(target)
@@ -813,8 +848,7 @@ class Translator:
             return self.layer(name, node, env)
         op_name = ALIASES.get(name, name)
         if lookup_op(op_name) is None:
-            raise self.error(node.func, f"relay has no operator {name} (the operators are listed in docs/operators.md; "
-                                        "layers are relay.conv2d(x, num_filter=...) and relay.linear(x, num_hidden=...))")
+            raise self.unknown_operator(node.func, name)
         attrs = {kw.arg: self.attr_value(kw.value, env) for kw in node.keywords}
         if any(kw.arg is None for kw in node.keywords):
             raise self.error(node, "**kwargs is not supported: write each attribute")
@@ -822,6 +856,11 @@ class Translator:
             attrs = self.pool_attrs(attrs, node)
         args = [self.value(a, env) for a in node.args]
         return self.op_call(op_name, args, attrs, node)
+
+    def unknown_operator(self, node: ast.AST, name: str) -> FrontendError:
+        return self.error(node, f"relay has no operator {name}{did_you_mean(name, relay_names(), 'relay.')} (the "
+                                "operators are listed in docs/operators.md; layers are relay.conv2d(x, num_filter=...) "
+                                "and relay.linear(x, num_hidden=...))")
 
     def op_call(self, name: str, values: list, attrs: dict, node: ast.AST) -> Expr:
         """A call of a library operator; weak literals take the dtype of a tensor argument."""

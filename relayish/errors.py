@@ -49,6 +49,12 @@ class RelayError(Exception):
         head = f"{self.span}: {self.message}"
         return f"{head}\n{quoted}" if quoted else head
 
+    def reword(self, message: str) -> None:
+        """Replace the message, keeping the span: for a caller that knows the user's words for
+        what the message names (the frontend names a generated global after the user's function)."""
+        self.message = message
+        self.args = (self._render(),)
+
 
 class ParseError(RelayError):
     """Bad relayish text: says where, quotes the line and says what was expected."""

@@ -14,7 +14,9 @@ import math
 
 import numpy as np
 
-from relayish import Float, Float64, Int, Tensor, relay
+from relayish import Dim, Float, Float64, Int, Tensor, relay
+
+N = Dim("N")
 
 # ---------------------------------------------------------------------------------------
 # Unsupported statements
@@ -232,6 +234,12 @@ def uses_modulo(x: Float64) -> Float64:
 
 
 @relay
+def modulo_of_unknown_dtype(x: Float64) -> Float64:
+    f = lambda v: v % 2  # noqa: E731
+    return f(x)
+
+
+@relay
 def uses_shift(n: Int) -> Int:
     return n << 2
 
@@ -331,6 +339,17 @@ def calls_missing_op(x: Float64) -> Float64:
 
 
 @relay
+def calls_misspelled_op(x: Float64) -> Float64:
+    return relay.tahn(x)
+
+
+@relay
+def names_misspelled_op(x: Float64) -> Float64:
+    f = relay.sigmiod
+    return f(x)
+
+
+@relay
 def calls_layer_outside_model(x: Tensor[Float, (2, 4)]) -> Tensor[Float, (2, 3)]:
     return relay.linear(x, num_hidden=3)
 
@@ -358,6 +377,14 @@ def computed_attribute(x: Tensor[Float64, (2, 3)], k: Int) -> Tensor[Float64, 2]
 @relay
 def undefined_name(x: Float64) -> Float64:
     return x + not_defined_anywhere
+
+
+SCALE = 2.0
+
+
+@relay
+def misspelled_name(x: Float64) -> Float64:
+    return x * SCAEL
 
 
 # ---------------------------------------------------------------------------------------
@@ -640,6 +667,32 @@ def closure_late_binding_loop(x: Float64, n: Int) -> Float64:
     for i in range(n):
         k = k + 1.0
     return f(x)
+
+
+# ---------------------------------------------------------------------------------------
+# Arguments that do not fit the annotations (tests/frontend/test_errors.py calls them with
+# a float64 array, a misspelled size, ...): the error names the parameter here
+
+
+@relay
+def takes_vector(x: Tensor[Float, 3]) -> Float:
+    return relay.sum(x)
+
+
+@relay
+def takes_two_of_one_length(x: Tensor[Float, (N,)], y: Tensor[Float, (N,)]) -> Float:
+    return relay.sum(x * y)
+
+
+@relay
+def takes_a_pair(t: tuple[Float, Int]) -> Float:
+    return t[0]
+
+
+@relay
+def divides_in_its_gradient(x: Float, n: Int) -> Float:
+    k = n // (n - n)
+    return x * x
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """Errors of the Python frontend: each unsupported construct in ``error_cases.py`` is a
 ``FrontendError`` located at the construct (file, line, 1-based column), whose message
-quotes the line with a caret and says what to write instead; type errors in decorated
-functions are ``RelayTypeError``s that name the Python line; and an error leaves nothing
-half-done behind.
+quotes the line with a caret and says what to write instead (a misspelled name says what
+was meant); type errors in decorated functions are ``RelayTypeError``s that name the Python
+line; an argument that does not fit its parameter names the parameter and the fix; errors
+show the user's frames only and name the user's functions, not the globals AD generates;
+and an error leaves nothing half-done behind.
 
 The expected positions are computed here from the text of error_cases.py, independently
 of the frontend: the line holding a substring unique inside the function (searched from
@@ -11,14 +13,17 @@ the function's ``def`` on), and the column of that substring (plus an offset int
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from relayish import FrontendError, RelayError, RelayTypeError, relay
+from relayish import FrontendError, Int, Int64, RelayError, RelayRuntimeError, RelayTypeError, Tensor, relay
 
 from . import error_cases as E
 
@@ -95,8 +100,9 @@ CASES = [
     Case("uses_transpose_attribute", "x.T", "relay.transpose", (M23,)),
     Case("uses_string_constant", '"weights"', "is not a number"),
     Case("uses_none", "None", "is not a number"),
-    Case("uses_modulo", "x % 2.0", "use +, -, *, /"),
-    Case("uses_shift", "n << 2", "use +, -, *, /", (3,)),
+    Case("uses_modulo", "x % 2.0", "% (modulo) works on integer tensors only, not on float64 tensors"),
+    Case("modulo_of_unknown_dtype", "v % 2", "% (modulo) works on integer tensors only, not on operands of unknown dtype"),
+    Case("uses_shift", "n << 2", "the operator << (shift left) is not supported: use +, -, *, /", (3,)),
     Case("uses_invert", "~n", "relay.logical_not", (3,)),
     Case("uses_is", "x is y", "use <, <=, >, >=, ==, !=", (F64, F64)),
     Case("uses_in", "x in (y, y)", "use <, <=, >, >=, ==, !=", (F64, F64)),
@@ -113,12 +119,15 @@ CASES = [
     Case("calls_undecorated_helper", "_helper(x)", "decorate it with @relay"),
     Case("calls_range_outside_for", "range(n)", "iterable of a for loop", (3,)),
     Case("calls_missing_op", "relay.nonexistent_op", "relay has no operator nonexistent_op"),
+    Case("calls_misspelled_op", "relay.tahn", "relay has no operator tahn: did you mean relay.tanh?"),
+    Case("names_misspelled_op", "relay.sigmiod", "relay has no operator sigmiod: did you mean relay.sigmoid?"),
     Case("calls_layer_outside_model", "relay.linear(", "@relay_model", (np.ones((2, 4), np.float32),)),
     Case("calls_conv_layer_outside_model", "relay.conv2d(", "@relay_model", (np.ones((1, 1, 8, 8), np.float32),)),
     Case("bad_attribute_value", 'relay.sum(x, axis="a")', "must be an integer", (M23,)),
     Case("bad_attribute_name", "relay.sum(x, axes=1)", "has no attribute 'axes'", (M23,)),
     Case("computed_attribute", "axis=k", "must be a Python constant", (M23, 1), offset=5),
     Case("undefined_name", "not_defined_anywhere", "is not defined"),
+    Case("misspelled_name", "SCAEL", "name SCAEL is not defined: did you mean SCALE?"),
     Case("float_literal_meets_int", "2.5", "cast the tensor first", (3,)),
     # loops and control flow
     Case("for_over_tensor", "for v in x", "for loops run over range(...) only", (V3,), offset=9),
@@ -164,7 +173,8 @@ def test_the_table_is_what_the_acceptance_asks_for():
     assert len(CASES) >= 15 and len(set(IDS)) == len(IDS)
     used = set(IDS) | {"shape_mismatch", "dtype_mismatch", "two_params", "wrong_arity_global", "wrong_arity_local",
                        "wrong_return_type", "wrong_return_dtype", "type_error_in_callee_caller", "type_error_callee",
-                       "still_fine", "still_fine_loop"}
+                       "still_fine", "still_fine_loop", "takes_vector", "takes_two_of_one_length", "takes_a_pair",
+                       "divides_in_its_gradient"}
     decorated = {name for name, v in vars(E).items() if isinstance(v, type(E.still_fine))}
     assert decorated == used
 
@@ -306,3 +316,158 @@ def test_a_broken_callee_does_not_break_its_own_callers_twice():
     with pytest.raises(FrontendError):
         E.broken_callee(F64)
     assert float(E.two_params(2.0, 5.0)) == 10.0
+
+
+def test_no_operator_message_without_a_close_name_suggests_nothing():
+    with pytest.raises(FrontendError) as info:
+        E.calls_missing_op(F64)
+    assert "did you mean" not in info.value.message
+
+
+def test_relay_outside_a_decorated_function_suggests_the_operator_too():
+    with pytest.raises(AttributeError, match=r"relay has no operator tahn: did you mean relay\.tanh\?"):
+        relay.tahn  # noqa: B018
+    with pytest.raises(AttributeError, match=r"did you mean relay\.create_model"):
+        relay.creat_model  # noqa: B018
+
+
+# ---------------------------------------------------------------------------------------
+# Arguments that do not fit their parameters: the error names the parameter where the def
+# declares it, says what it expected and how to fix the value; the traceback is the user's
+
+
+def user_frames_only(err: BaseException) -> list[str]:
+    """The files of the frames in ``err``'s traceback, asserting none is relayish's own."""
+    files = [frame.filename for frame in traceback.extract_tb(err.__traceback__)]
+    assert files and all(Path(f).resolve() == Path(__file__).resolve() for f in files), files
+    assert err.__cause__ is None and err.__suppress_context__, "a chained internal exception would be printed"
+    return files
+
+
+@pytest.mark.parametrize("backend", ["interp", "jit"])
+def test_a_float64_array_for_a_float_parameter_says_how_to_fix_it(backend):
+    fn = relay(backend=backend)(E.takes_vector.python_function)
+    with pytest.raises(RelayRuntimeError) as info:
+        fn(np.ones(3))
+    err = info.value
+    line, col = locate("takes_vector", "x: Tensor")
+    assert (Path(err.span.file).resolve(), err.span.line, err.span.col) == (FILE, line, col)
+    assert err.message == ("argument x of takes_vector: expected Tensor[Float, 3] (a float32 tensor of shape (3,)), "
+                           "got a float64 array of shape (3,): pass np.float32 values: x.astype(np.float32)")
+    assert f"    {LINES[line - 1]}\n" in str(err)
+    user_frames_only(err)
+    assert float(fn(np.ones(3).astype(np.float32))) == 3.0  # the fix works
+
+
+@pytest.mark.parametrize("args, phrase", [
+    ((np.float32(1.0),), "got a float32 scalar, of rank 0 instead of 1"),
+    ((np.ones(4, np.float32),), "got a float32 array of shape (4,): dimension 0 must be 3"),
+    ((np.ones(3, np.int32),), "got an int32 array of shape (3,): pass np.float32 values: x.astype(np.float32)"),
+    (("abc",), "got the str 'abc', which is not a number"),
+    (([1.0, 2.0, 3.0, 4.0],), "got a float32 array of shape (4,): dimension 0 must be 3"),
+])  # fmt: skip
+def test_each_kind_of_misfit_is_named(args, phrase):
+    with pytest.raises(RelayRuntimeError) as info:
+        E.takes_vector(*args)
+    assert info.value.message.startswith("argument x of takes_vector: expected Tensor[Float, 3] "), info.value.message
+    assert info.value.message.endswith(phrase), info.value.message
+
+
+def test_a_dimension_variable_bound_by_an_earlier_argument():
+    with pytest.raises(RelayRuntimeError) as info:
+        E.takes_two_of_one_length(np.ones(3, np.float32), np.ones(4, np.float32))
+    assert info.value.message == ("argument y of takes_two_of_one_length: expected Tensor[Float, (N,)] (a float32 "
+                                  "tensor of shape (N,)), got a float32 array of shape (4,): dimension 0 is 4, but N "
+                                  "is 3 in an earlier argument")
+    assert info.value.span.line == locate("takes_two_of_one_length", "y: Tensor")[0]
+
+
+def test_a_tuple_field_that_does_not_fit_is_named():
+    assert float(E.takes_a_pair((1.5, 2))) == 1.5  # Python numbers in a tuple convert field by field
+    with pytest.raises(RelayRuntimeError) as info:
+        E.takes_a_pair((1.5, 2.5))
+    assert info.value.message.endswith("(a tuple of 2 values), field 1: got the float 2.5: int32 parameters take "
+                                       "ints, and relayish turns no float into an int: round it first, e.g. round(x)")
+    with pytest.raises(RelayRuntimeError, match=r"field 0: got a float64 scalar: pass np.float32 values: "
+                                                r"t\[0\].astype\(np.float32\)"):
+        E.takes_a_pair((np.float64(1.5), np.int32(2)))
+
+
+def test_errors_raised_inside_translation_show_the_users_frames_only():
+    with pytest.raises(FrontendError) as info:
+        E.uses_try(F64)
+    user_frames_only(info.value)
+    with pytest.raises(FrontendError) as info:
+        E.uses_try.ir  # noqa: B018
+    user_frames_only(info.value)
+
+
+def test_traceback_filtering_can_be_turned_off(monkeypatch):
+    monkeypatch.setenv("RELAYISH_TRACEBACK_FILTERING", "off")
+    with pytest.raises(RelayRuntimeError) as info:
+        E.takes_vector(np.ones(3))
+    files = [frame.filename for frame in traceback.extract_tb(info.value.__traceback__)]
+    assert any(Path(f).parts[-2:] == ("frontend", "function.py") for f in files), files
+
+
+# ---------------------------------------------------------------------------------------
+# Gradients: errors name the user's function, not the globals AD generates
+
+
+def test_a_gradients_argument_error_names_the_gradient_of_the_users_function():
+    with pytest.raises(RelayRuntimeError) as info:
+        relay.grad(E.divides_in_its_gradient)(np.float64(1.0), 3)
+    assert info.value.message.startswith("argument x of the gradient of `divides_in_its_gradient`: expected Float "
+                                         "(a float32 scalar), got a float64 scalar: pass np.float32 values")
+    user_frames_only(info.value)
+
+
+def test_a_runtime_error_in_a_gradient_names_the_users_function():
+    with pytest.raises(RelayRuntimeError) as info:
+        relay.grad(E.divides_in_its_gradient)(np.float32(1.0), 3)
+    err = info.value
+    assert "the gradient of `divides_in_its_gradient`" in err.message, err.message
+    assert "@divides_in_its_gradient_" not in str(err), str(err)  # neither @..._grad nor @...__ad
+    assert err.span.line == locate("divides_in_its_gradient", "n // (n - n)")[0]
+    user_frames_only(err)
+
+
+# ---------------------------------------------------------------------------------------
+# `%` is Python's floor modulo on integer tensors (it was rejected as "the operator Mod")
+
+
+@relay
+def modulo(a: Int, b: Int) -> Int:
+    return a % b
+
+
+@relay
+def modulo_vectors(a: Tensor[Int64, 6], b: Tensor[Int64, 6]) -> Tensor[Int64, 6]:
+    return (a + 1) % b + 7 % -3  # an expression operand, and a constant one Python folds
+
+
+INT32 = st.integers(-(2**31), 2**31 - 1)
+
+
+@settings(max_examples=200)
+@given(INT32, INT32.filter(bool))
+def test_modulo_is_numpys_on_int32_scalars(a, b):
+    assert modulo(a, b) == np.remainder(np.int32(a), np.int32(b))
+    assert modulo(a, b).dtype == np.int32
+
+
+@pytest.mark.parametrize("backend", ["interp", "jit"])
+def test_modulo_is_numpys_on_int64_tensors(backend):
+    fn = relay(backend=backend)(modulo_vectors.python_function)
+    a = np.array([-7, -1, 0, 5, 9, 2**40], np.int64)
+    b = np.array([3, -3, 2, -2, 4, -7], np.int64)
+    expected = np.remainder(a + 1, b) + np.int64(7 % -3)
+    np.testing.assert_array_equal(fn(a, b), expected)
+    np.testing.assert_array_equal(modulo_vectors.python(a, b), expected)  # the undecorated function agrees
+    assert "%a - %a / %b * %b" in modulo.astext()  # a - (a // b) * b: div is floor division on integers
+
+
+def test_modulo_by_zero_is_a_runtime_error_at_the_percent_sign():
+    with pytest.raises(RelayRuntimeError, match="division by zero") as info:
+        modulo(7, 0)
+    assert "return a % b" in str(info.value)
