@@ -150,7 +150,7 @@ def _difftest(args: argparse.Namespace) -> int:
         raise CliError(f"--out {args.out} is not a directory", status=2)
     others = list(args.backend or ["roundtrip"]) + [f"pass:{spec}" for spec in args.passes or []]
     try:
-        report = run(args.examples, args.seed, others, out)
+        report = run(args.examples, args.seed, others, out, wrong=args.wrong_arguments)
     except ValueError as err:
         raise CliError(str(err), status=2) from None
     except OSError as err:
@@ -166,6 +166,16 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text} is not a positive number")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1")
     return value
 
 
@@ -200,6 +210,9 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("--pass", dest="passes", action="append", metavar="MODULE:FUNCTION",
                       help="also compare the evaluator on the output of this IR-to-IR pass (repeatable)")
     diff.add_argument("--out", default=".", help="where a failing program is written (default: the current directory)")
+    diff.add_argument("--wrong-arguments", type=_fraction, default=0.0, metavar="FRACTION",
+                      help="call this fraction of the programs with an argument of another size or dtype than its "
+                           "type: every backend must refuse it alike (default: 0)")
     diff.set_defaults(run=_difftest)
     return parser
 

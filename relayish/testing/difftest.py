@@ -24,6 +24,7 @@ import numpy as np
 from interp import evaluate
 from typecheck import infer
 
+from ..errors import RelayRuntimeError
 from ..expr import EXPR_CLASSES
 from ..module import Module
 from ..ops.registry import all_ops
@@ -104,6 +105,8 @@ class Report:
     sizes: list[int] = attrs.Factory(list)
     op_calls: list[int] = attrs.Factory(list)
     coverage: collections.Counter = attrs.Factory(collections.Counter)
+    wrong: int = 0  # programs called with arguments of another size or dtype than their types say
+    refused: int = 0  # of those, the ones every backend refused (the rest fit after all, and agreed)
     failure: str | None = None
     failure_file: Path | None = None
 
@@ -119,6 +122,9 @@ class Report:
             f"{'time':<22}{self.seconds:.1f} s ({per:.0f} ms a program, generation and checking included)",
             *(f"  {name + ':':<20} {seconds:.1f} s" for name, seconds in self.backend_seconds.items()),
         ]
+        if self.wrong:
+            rows.append(f"{'wrong arguments':<22}{self.wrong} programs; {self.refused} refused by every backend "
+                        "(RelayRuntimeError), the rest computed alike")
         if self.sizes:
             rows.append(f"{'median program':<22}{statistics.median(self.sizes):.0f} nodes, "
                         f"{statistics.median(self.op_calls):.0f} operator calls (largest {max(self.sizes)} nodes)")
@@ -140,12 +146,34 @@ def _failure_text(program: Program, original: Module, error: Exception, backends
     return "\n".join([head, sizes, message, "# arguments of @main:", *args, text])
 
 
-def run(examples: int, seed: int, others: list[str], out_dir: Path, features: Features | None = None) -> Report:
+def wrong_arguments(args: tuple, rng: np.random.Generator) -> tuple | None:
+    """``args`` with one tensor argument replaced by one of another size along one axis (or,
+    one time in four, of another dtype), values drawn afresh; None when there is no tensor of
+    rank 1 or more to change."""
+    tensors = [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.ndim]
+    if not tensors:
+        return None
+    i = tensors[rng.integers(len(tensors))]
+    shape, dtype = list(args[i].shape), args[i].dtype
+    if rng.integers(4) == 0:
+        dtype = np.dtype(np.float64 if dtype != np.float64 else np.float32)
+    else:
+        axis = rng.integers(len(shape))
+        shape[axis] = int(rng.choice([size for size in range(2 * shape[axis] + 3) if size != shape[axis]]))
+    value = (rng.standard_normal(shape) * 3).astype(dtype) if dtype.kind != "b" else rng.random(shape) < 0.5
+    return args[:i] + (value,) + args[i + 1:]
+
+
+def run(examples: int, seed: int, others: list[str], out_dir: Path, features: Features | None = None,
+        wrong: float = 0.0) -> Report:
     """Check ``examples`` generated programs (hypothesis seed ``seed``; every construct,
     ``Grad`` included, unless ``features`` says otherwise) in the evaluator and in each
-    backend of ``others``; a failure is minimized and written under ``out_dir``."""
+    backend of ``others``; a failure is minimized and written under ``out_dir``. A fraction
+    ``wrong`` of the programs get arguments that break their types (``wrong_arguments``):
+    every backend must refuse them alike, or compute alike where they fit after all."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as with_seed
+    from hypothesis import strategies as st
 
     names = [REFERENCE] + [name for name in others if name != REFERENCE]
     timed = {name: _Timed(backend(name)) for name in names}
@@ -160,8 +188,13 @@ def run(examples: int, seed: int, others: list[str], out_dir: Path, features: Fe
     @with_seed(seed)
     @settings(max_examples=examples, database=None, deadline=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
-    @given(programs(features or Features(grad=True)))
-    def each(program: Program) -> None:
+    @given(programs(features or Features(grad=True)), st.integers(0, 2**32 - 1))
+    def each(program: Program, draw: int) -> None:
+        rng = np.random.default_rng(draw)
+        changed = wrong_arguments(program.args, rng) if rng.random() < wrong else None
+        if changed is not None:
+            program = attrs.evolve(program, args=changed)
+            report.wrong += 1
         counts = coverage(program.module)
         report.coverage.update(counts)
         report.sizes.append(sum(v for k, v in counts.items() if not k.startswith("@")))
@@ -172,6 +205,11 @@ def run(examples: int, seed: int, others: list[str], out_dir: Path, features: Fe
         except EquivalenceError:
             failing.append(program)
             raise
+        if changed is not None:
+            try:
+                evaluate(program.module, program.entry, *program.args)
+            except RelayRuntimeError:
+                report.refused += 1
 
     start = time.perf_counter()
     try:

@@ -86,3 +86,37 @@ def test_the_readme_difftest_command_runs(tmp_path):
                             capture_output=True, text=True, check=False, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "programs checked      200" in result.stdout and "failures              0" in result.stdout
+
+
+def test_wrong_arguments_change_one_tensor_and_nothing_else():
+    import numpy as np
+
+    from relayish.testing.difftest import wrong_arguments
+
+    rng = np.random.default_rng(0)
+    args = (np.ones((2, 3), np.float32), np.int32(4), (np.zeros(2, np.float32),), np.ones(5, np.int64))
+    for _ in range(50):
+        changed = wrong_arguments(args, rng)
+        differs = [i for i, (a, b) in enumerate(zip(args, changed)) if a is not b]
+        assert len(differs) == 1 and differs[0] in (0, 3)
+        old, new = args[differs[0]], changed[differs[0]]
+        assert (old.shape != new.shape) != (old.dtype != new.dtype)  # one of the two
+        assert new.ndim == old.ndim
+    assert wrong_arguments((np.int32(1), (np.ones(3, np.float32),)), rng) is None
+
+
+def test_wrong_arguments_are_refused_alike_by_the_evaluator_and_compiled_code(tmp_path):
+    """Generated programs called with an argument of another size or dtype than their types:
+    the evaluator and the JIT both raise RelayRuntimeError (compiled code read past arrays whose
+    sizes broke a relation like n + 1). In a child process: a crash fails the test, not pytest."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, RELAYISH_TIERED="0")
+    result = subprocess.run([sys.executable, "-m", "relayish", "difftest", "--backend", "jit", "--examples", "30",
+                             "--wrong-arguments", "1", "--seed", "11", "--out", str(tmp_path)],
+                            capture_output=True, text=True, env=env, timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    wrong, refused = map(int, re.search(r"wrong arguments +(\d+) programs; (\d+) refused", result.stdout).groups())
+    assert wrong >= 10 and refused >= wrong // 2, result.stdout
