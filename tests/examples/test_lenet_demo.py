@@ -75,19 +75,3 @@ def test_the_demo_trains_on_mnist_idx_files_and_saves_the_model(tmp_path, capsys
 def test_the_demo_reports_a_missing_mnist_directory(tmp_path, capsys):
     assert lenet.main(["--mnist", str(tmp_path / "nowhere")]) == 1
     assert "error:" in capsys.readouterr().err
-
-
-def test_the_readme_frontend_example_runs_as_a_script(tmp_path):
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Python: @relay and models"):]
-    code = section[section.index("```python") + len("```python"):section.index("```", section.index("```python") + 9)]
-    script = tmp_path / "example.py"
-    script.write_text(code)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
-    assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
-    assert lines[0] == "(5, 3)"
-    assert lines[1].startswith("def @power(%x: Tensor(FloatType(64), Shape())")
-    assert "(array(8.), (array(12.), array(0, dtype=int32)))" in result.stdout
-    assert lines[-1] == "8.0"
