@@ -1,34 +1,45 @@
 """The reference evaluator: the definition of what every relayish program means.
 
 An explicit machine, not Python recursion: evaluation rules are generators run by the
-trampoline, so non-tail recursion is limited by memory only, and calls in tail position
-(the body of a function, the branches of an ``if``, the body of a ``let``) reuse one
-machine frame, so a tail-recursive loop of a million steps runs in constant memory.
+trampoline, so non-tail recursion is not limited by Python's stack (a limit below keeps it
+within memory), and calls in tail position (the body of a function, the branches of an
+``if``, the body of a ``let``) reuse one machine frame, so a tail-recursive loop of a
+million steps runs in constant memory.
 Operators run their NumPy reference semantics from the registry; dtypes stay as typed.
+
+Limits, each a ``RelayRuntimeError`` that says which and how to raise it: ``max_calls``
+(optional: calls of functions, each loop iteration one, a ``StepLimitError``); nested
+non-tail calls, ``RELAYISH_MAX_DEPTH`` (default ``MAX_DEPTH``, a million: each pending
+call keeps about 3 KB, so runaway recursion stops at about 3 GB instead of exhausting
+memory, which aborts the process); and the bytes of each tensor an operator or ``Zero``
+makes, ``RELAYISH_MAX_TENSOR_BYTES`` (relayish/ops/limits.py), checked before it is made.
 """
 
 from __future__ import annotations
 
 import collections
+import operator
 
 from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from relayish.dims import Dim
-from relayish.errors import RelayRuntimeError, Span, StepLimitError
+from relayish.errors import RelayError, RelayRuntimeError, Span, StepLimitError
 from relayish.expr import (
     Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
     RefRead, RefWrite, Tuple, Var, Zero,
 )  # fmt: skip
 from relayish.module import Module
+from relayish.ops.limits import check_tensor, max_tensor_bytes, setting, tensor_bytes, tensor_types
 from relayish.ops.registry import OpDef, lookup_op
 from relayish.traverse import trampoline
-from relayish.types import Shape, TensorType, TupleType, Type
+from relayish.types import BaseType, Shape, TensorType, TupleType, Type
 
 from .values import Closure, Frame, RefCell, check_arguments
 
 UNIT_VALUE = ()
+MAX_DEPTH = 1_000_000  # nested non-tail calls, unless RELAYISH_MAX_DEPTH says otherwise
 
 
 class _TailCall:
@@ -47,6 +58,9 @@ class Evaluator:
         self.module = module
         self.max_calls = max_calls
         self.calls = 0
+        self.depth = 0  # non-tail calls pending
+        self.max_depth = setting("RELAYISH_MAX_DEPTH", MAX_DEPTH)
+        self.max_tensor_bytes = max_tensor_bytes()
         self.globals = {name: Closure(fn, None, name, self) for name, fn in module.functions.items()}
 
     # entry points -----------------------------------------------------------------------
@@ -79,9 +93,11 @@ class Evaluator:
             closure, args, span, check = result.closure, result.args, result.span, False
 
     def count_call(self, closure: Closure, span: Span | None) -> None:
+        if closure.fn.primitive:
+            return  # a fusion group (what the JIT's optimizer makes of operators) is no call, there or here
         self.calls += 1
         if self.max_calls is not None and self.calls > self.max_calls:
-            raise StepLimitError(f"step limit exceeded: more than {self.max_calls} calls (in @{closure.global_name})", span)
+            raise step_limit(self.max_calls, closure.global_name, span)
 
     # expressions -------------------------------------------------------------------------
     def leaf(self, e: Expr, frame: Frame) -> Any:
@@ -100,7 +116,8 @@ class Evaluator:
         if value is self and isinstance(e, Call) and isinstance(e.callee, Op):
             args = [self.leaf(arg, frame) for arg in e.args]
             if all(a is not self for a in args):
-                return run_op(lookup_op(e.callee.name), e.callee.name, args, e.attrs, e.span, frame.global_name)
+                return run_op(lookup_op(e.callee.name), e.callee.name, args, e.attrs, e.span, frame.global_name,
+                              self.max_tensor_bytes)
         return value
 
     def eval(self, e: Expr, frame: Frame, tail: bool = False) -> Iterator[Any]:
@@ -131,7 +148,7 @@ class Evaluator:
         if isinstance(e, Ascribe):
             return (yield self.eval(e.expr, frame, tail))
         if isinstance(e, Zero):
-            return _zeros(e.type, frame, e.span)
+            return _zeros(e.type, frame, e.span, self.max_tensor_bytes)
         if isinstance(e, RefNew):
             return RefCell((yield self.eval(e.value, frame)))
         if isinstance(e, RefRead):
@@ -141,7 +158,7 @@ class Evaluator:
             cell.value = yield self.eval(e.value, frame)
             return UNIT_VALUE
         if isinstance(e, Op):
-            return _OpValue(lookup_op(e.name), e, frame.global_name)
+            return _OpValue(lookup_op(e.name), e, frame.global_name, self.max_tensor_bytes)
         if isinstance(e, Grad):  # evaluate() expands every Grad before running
             raise RelayRuntimeError("Grad must be expanded (ad.expand) before the Evaluator runs it", e.span)
         raise RelayRuntimeError(f"cannot evaluate {type(e).__name__}", getattr(e, "span", None))
@@ -152,7 +169,8 @@ class Evaluator:
             value = self.quick(arg, frame)
             args.append(value if value is not self else (yield self.eval(arg, frame)))
         if isinstance(e.callee, Op):
-            return run_op(lookup_op(e.callee.name), e.callee.name, args, e.attrs, e.span, frame.global_name)
+            return run_op(lookup_op(e.callee.name), e.callee.name, args, e.attrs, e.span, frame.global_name,
+                          self.max_tensor_bytes)
         callee = self.leaf(e.callee, frame)
         if callee is self:
             callee = yield self.eval(e.callee, frame)
@@ -160,13 +178,27 @@ class Evaluator:
             return callee(*args)
         if tail:
             return _TailCall(callee, args, e.span)
-        return (yield self.apply(callee, args, e.span))
+        if self.depth >= self.max_depth:
+            raise RelayRuntimeError(f"non-tail recursion deeper than {self.max_depth:,} calls (in "
+                                    f"@{frame.global_name}): each pending call is kept in memory; write the recursion "
+                                    "as a loop (a call in tail position runs in constant memory), or set "
+                                    "RELAYISH_MAX_DEPTH to allow more", e.span)
+        self.depth += 1
+        try:
+            return (yield self.apply(callee, args, e.span))
+        finally:
+            self.depth -= 1
 
 
+def step_limit(max_calls: int, global_name: str, span: Span | None = None) -> StepLimitError:
+    """The error of a run past its ``max_calls`` (the JIT's too, jit/lower.py)."""
+    return StepLimitError(f"step limit exceeded: more than {max_calls} calls (in @{global_name}): pass a larger "
+                          "max_calls if the program should run longer", span)
 
-def _zeros(ty: Type, frame: Frame, span: Span | None) -> Any:
+
+def _zeros(ty: Type, frame: Frame, span: Span | None, limit: int) -> Any:
     if isinstance(ty, TupleType):
-        return tuple(_zeros(f, frame, span) for f in ty.fields)
+        return tuple(_zeros(f, frame, span, limit) for f in ty.fields)
     if not isinstance(ty, TensorType) or not isinstance(ty.shape, Shape):
         raise RelayRuntimeError(f"Zero of {ty} needs a concrete tensor type", span)
     shape = []
@@ -175,28 +207,67 @@ def _zeros(ty: Type, frame: Frame, span: Span | None) -> Any:
         if size is None:
             raise RelayRuntimeError(f"Zero of {ty}: the size of {dim} is not known here", span)
         shape.append(size)
+    check_tensor(tuple(shape), ty.dtype.to_numpy(), limit, f"Zero in @{frame.global_name}", span)
     return np.zeros(shape, dtype=ty.dtype.to_numpy())
 
 
 class _OpValue:
     """An operator used as a first-class function value."""
 
-    def __init__(self, op: OpDef | None, node: Op, global_name: str):
-        self.op, self.node, self.global_name = op, node, global_name
+    def __init__(self, op: OpDef | None, node: Op, global_name: str, limit: int):
+        self.op, self.node, self.global_name, self.limit = op, node, global_name, limit
 
     def __call__(self, *args: Any) -> Any:
-        return run_op(self.op, self.node.name, list(args), (), self.node.span, self.global_name)
+        return run_op(self.op, self.node.name, list(args), (), self.node.span, self.global_name, self.limit)
 
 
-def run_op(op: OpDef | None, name: str, args: list[Any], attrs: Any, span: Span | None, global_name: str) -> Any:
-    """An operator's NumPy semantics; its failures become RelayRuntimeError at the call."""
+def run_op(op: OpDef | None, name: str, args: list[Any], attrs: Any, span: Span | None, global_name: str,
+           limit: int | None = None) -> Any:
+    """An operator's NumPy semantics; its failures become RelayRuntimeError at the call, and so does
+    a result of more than ``limit`` bytes (default ``RELAYISH_MAX_TENSOR_BYTES``), before it is made."""
     if op is None:
         raise RelayRuntimeError(f"operator @{name} is declared but has no implementation (in @{global_name})", span)
+    if limit is None:
+        limit = max_tensor_bytes()
+    for shape, dtype, size in result_tensors(op, args, attrs):
+        if not 0 <= size <= limit:
+            check_tensor(shape, dtype, limit, f"@{name} in @{global_name}", span)
     try:
         result = op.compute(*args, **op.full_attrs(attrs))  # operators silence float warnings themselves
     except (ZeroDivisionError, IndexError, ValueError, TypeError, FloatingPointError, OverflowError) as err:
         raise RelayRuntimeError(f"@{name} failed in @{global_name}: {err}", span) from None
     return result
+
+
+_RESULTS: dict[tuple, list[tuple[tuple[int, ...], np.dtype, int]]] = {}
+RESULTS_CACHE_SIZE = 4096
+_SHAPE_AND_DTYPE = operator.attrgetter("shape", "dtype")
+
+
+def result_tensors(op: OpDef, args: list[Any], attrs: Any) -> list[tuple[tuple[int, ...], np.dtype, int]]:
+    """Each tensor ``op`` makes from ``args``: shape, dtype and bytes (-1 for a negative dimension),
+    by its type relation; none where the relation refuses the arguments (``compute`` says why).
+    Cached by the arguments' shapes and dtypes: ``run_op`` asks before every operator call."""
+    try:
+        key = (op.name, attrs, *map(_SHAPE_AND_DTYPE, args))
+    except AttributeError:  # not arrays (an operator value called from Python with numbers): not checked
+        return []
+    found = _RESULTS.get(key)
+    if found is None:
+        found = []
+        try:
+            types = [TensorType(BaseType.from_numpy(a.dtype), Shape(*a.shape)) for a in args]
+            result = op.type_relation(types, op.full_attrs(attrs)) if op.type_relation is not None else ()
+        except (RelayError, TypeError, ValueError):
+            result = ()
+        for ty in tensor_types(result):
+            shape, dtype = tuple(d.value for d in ty.shape.dims), ty.dtype.to_numpy()
+            if None not in shape:
+                found.append((shape, dtype, tensor_bytes(shape, dtype)))
+        if len(_RESULTS) >= RESULTS_CACHE_SIZE:
+            _RESULTS.clear()
+        _RESULTS[key] = found
+    return found
 
 
 def evaluate(module: Module, name: str, *args: Any, max_calls: int | None = None) -> Any:

@@ -31,7 +31,7 @@ from .collector import older_objects_frozen
 from .kernels.blas import calls_blas, fit_blas_threads
 from .kernels.registry import cache_dir, numba_cache_failures, purge_numba_caches
 from .passes import DEFAULT_OPT_LEVEL, explain, optimize
-from .lower import RECURSION_LIMIT, CompileError, python_guard
+from .lower import RECURSION_LIMIT, CallBudget, CompileError, python_guard
 from .program import lower_program
 from .program_cache import cached_program
 from .scalars import HOST, Boundary
@@ -40,13 +40,16 @@ from .scalars import HOST, Boundary
 class CompiledFunction:
     """Global ``@name`` of ``module``, compiled for ``target``; call it with NumPy arrays."""
 
-    def __init__(self, module: Module, name: str, target: str = "cpu", opt_level: int = DEFAULT_OPT_LEVEL):
+    def __init__(self, module: Module, name: str, target: str = "cpu", opt_level: int = DEFAULT_OPT_LEVEL,
+                 max_calls: int | None = None):
         if name not in module:
             raise KeyError(f"module has no global @{name}")
         self.boundary = target_boundary(target)
         self.name = name
         self.target = target
         self.opt_level = opt_level
+        self.max_calls = max_calls
+        self.budget = None if max_calls is None else CallBudget(max_calls)
         # typed, Grad expanded, optimized; from the disk cache where an earlier process did that
         self.module = cached_program(module, name, opt_level, lambda: optimize(prepared(module), name, opt_level))
         self.params = self.module[name].params
@@ -62,7 +65,7 @@ class CompiledFunction:
     def program(self) -> tuple[str, Any]:
         """The generated source and the entry function (lowered on first use)."""
         if self._program is None:
-            lowering, native, source = lower_program(self.module, self.name, self.target)
+            lowering, native, source = lower_program(self.module, self.name, self.target, self.budget)
             if self.target == "cpu" and self.ahead is None:
                 self.ahead = precompile.start(lowering.kernel_calls)
             namespace = dict(lowering.namespace)
@@ -100,7 +103,7 @@ class CompiledFunction:
                     self.evaluator_first = False
                     if self._program is None:  # not lowered: the second process lowers it too
                         self.ahead = precompile.start_program(self.module, self.name)
-                    return Evaluator(self.module).run(self.name, checked)
+                    return Evaluator(self.module, self.max_calls).run(self.name, checked)
                 entry = self.specializations[key] = self.program()[1]
                 try:
                     return self.run_once(entry, checked)
@@ -126,6 +129,8 @@ class CompiledFunction:
 
     def run(self, entry: Any, checked: list) -> Any:
         fn_type = self.fn_type
+        if self.budget is not None:
+            self.budget.reset()
         try:
             if not self.guarded:
                 result = entry(*(self.boundary.inward(a, t) for a, t in zip(checked, fn_type.params)))
@@ -212,11 +217,16 @@ def value_type(value: Any) -> Any:
 
 
 def compile(module: Module, name: str, target: str = "cpu",  # noqa: A001 - the public name
-            opt_level: int = DEFAULT_OPT_LEVEL) -> CompiledFunction:
+            opt_level: int = DEFAULT_OPT_LEVEL, max_calls: int | None = None) -> CompiledFunction:
     """``@name`` of ``module`` compiled for ``target``: "cpu", or "cuda" (an NVIDIA GPU, or
     Numba's simulator with ``NUMBA_ENABLE_CUDASIM=1``), after the optimizer's passes of
-    ``opt_level`` (0 to 3, default 3: docs/optimizer.md)."""
-    return CompiledFunction(module, name, target, opt_level)
+    ``opt_level`` (0 to 3, default 3: docs/optimizer.md).
+
+    ``max_calls`` (optional) bounds the calls of functions in each call of the result, as
+    ``relayish.evaluate``'s does: past it, a ``StepLimitError``. Calls are those of the optimized
+    program (a function the optimizer inlined is no call), and scalar functions then run as
+    Python rather than natively, to count."""
+    return CompiledFunction(module, name, target, opt_level, max_calls)
 
 
 __all__ = ["CompileError", "CompiledFunction", "compile"]

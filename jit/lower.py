@@ -8,6 +8,12 @@ global, or a let-bound local function, which is what loops become) gets its body
 ``while True:`` loop and the call becomes parameter reassignment, so a million-step
 recursive loop runs in constant stack. Operator calls go to kernels chosen from the
 static types of their arguments (dtype and rank), with the attributes baked in.
+
+Limits: a tensor past ``RELAYISH_MAX_TENSOR_BYTES`` (relayish/ops/limits.py) is refused
+before its kernel runs: a static shape is checked here, once, and only a shape known at run
+time costs a line (``check_size``). With ``max_calls`` (a ``CallBudget``), every function
+entry and loop iteration counts itself, as the evaluator counts calls; without, nothing is
+emitted.
 """
 
 from __future__ import annotations
@@ -21,15 +27,17 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from relayish.dims import Dim, as_dim
+from interp.evaluator import step_limit
+from relayish.dims import Dim, FloorDiv, as_dim
 from relayish.errors import RelayRuntimeError
 from relayish.expr import (
     Ascribe, Call, Constant, Expr, Function, GlobalVar, If, Let, Op, Proj, RefNew, RefRead, RefWrite, Tuple,
     Var, Zero,
 )  # fmt: skip
 from relayish.module import Module
+from relayish.ops.limits import check_tensor, max_tensor_bytes, tensor_bytes, tensor_types
 from relayish.ops.registry import lookup_op
-from relayish.traverse import free_vars, use_counts
+from relayish.traverse import free_vars, post_order, use_counts
 from relayish.types import BaseType, FloatType, Kind, Shape, TensorType, TupleType, Type, TypeVar
 
 from . import scalars
@@ -60,14 +68,16 @@ class Emitter:
 class Lowering:
     """Generates the Python source of a module's globals and the namespace it runs in."""
 
-    def __init__(self, module: Module, types: dict[int, Type], target: str = "cpu"):
+    def __init__(self, module: Module, types: dict[int, Type], target: str = "cpu", budget: CallBudget | None = None):
         self.module = module
         self.types = types
         self.target = target
         self.runtime = target_runtime(target)
+        self.budget = budget
+        self.max_tensor_bytes = max_tensor_bytes()
         self.namespace: dict[str, Any] = {"_unit": (), "_zeros": self.runtime.zeros, "_asarray": np.asarray,
                                           "_accumulate_into": accumulate_into, "_take_at": take_at,
-                                          "_in_python": in_python,
+                                          "_in_python": in_python, "_check_tensor": check_tensor, "_count_call": budget,
                                           "_scatter_add_at": scatter_add_at, "_scatter_add_at_in_place": scatter_add_at_in_place,
                                           **scalars.NAMESPACE}
         self.uses = use_counts(*module.functions.values())
@@ -83,6 +93,7 @@ class Lowering:
         self.transposed: set[int] = set()  # variables bound to a transposed view of a matrix: F-ordered
         self.dim_names: list[str] = []  # dimension variables bound by the enclosing functions
         self.made: list[set[int]] = [set()]  # per function being emitted: the variables its lets bind
+        self.current = ""  # the global being emitted
         self.global_names = {name: self.fresh(f"g_{name}") for name in module.functions}
 
     # names -----------------------------------------------------------------------------
@@ -136,6 +147,8 @@ class Lowering:
 
     def function(self, pyname: str, fn: Function, self_ref: tuple, em: Emitter) -> None:
         self.heap_objects = self.heap_objects or self_ref[0] != "global"
+        if self_ref[0] == "global":
+            self.current = self_ref[1]
         factory = None
         if self.in_loop:  # Python closures read variables when called; a loop rebinds them: capture now
             own = self_ref[1] if self_ref[0] == "local" else None
@@ -149,8 +162,10 @@ class Lowering:
         em.depth += 1
         loops = any(self.is_self_call(e, self_ref) for e in tail_positions(fn.body))
         if loops:
-            em.line("while True:")
+            self.loop(em)
             em.depth += 1
+        if self.budget is not None and not fn.primitive:  # a fusion group is operators, not a call
+            em.line(f"_count_call({self.current!r})")
         saved = self.in_loop, len(self.dim_names)
         self.in_loop = loops
         self.made.append(set())
@@ -168,6 +183,10 @@ class Lowering:
     def define(self, pyname: str, params: list[str], self_ref: tuple, em: Emitter) -> None:
         """The ``def`` line of a function."""
         em.line(f"def {pyname}({', '.join(params)}):")
+
+    def loop(self, em: Emitter) -> None:
+        """The head of the loop a function's tail calls become."""
+        em.line("while True:")
 
     def bind_dims(self, fn: Function, params: list[str], em: Emitter) -> None:
         """Polymorphic functions read their dimension variables off their arguments."""
@@ -242,6 +261,7 @@ class Lowering:
             value = self.atom(e.value, em)
         else:
             value = self.compound(e.value, em)  # named by the let itself, without a temporary
+            self.check_size(e.value, em)
             transpose = self.target == "cpu" and isinstance(e.value, Call) and isinstance(e.value.callee, Op) \
                 and e.value.callee.name == "transpose"
             if transpose and self.uses[id(e.var)] > 1:
@@ -363,7 +383,9 @@ class Lowering:
             em.line(f"{result} = {self.atom(e.else_branch, em)}")
             em.depth -= 1
             return result
-        return self.assign(self.compound(e, em), em)
+        value = self.compound(e, em)
+        self.check_size(e, em)
+        return self.assign(value, em)
 
     def array(self, e: Expr, em: Emitter) -> str:
         """``e`` as a kernel argument: a rank-0 value is a NumPy scalar here, which kernels take as an array."""
@@ -408,6 +430,36 @@ class Lowering:
             tvs = self.constant(list(dims), "zero_dims")
             return f"_zeros({ty}, {tvs}, ({''.join(v + ', ' for v in dims.values())}))"
         raise CompileError(f"the JIT cannot compile {type(e).__name__} here (the evaluator runs it)", e.span)
+
+    def check_size(self, e: Expr, em: Emitter) -> None:
+        """Refuse each tensor that the operator call, fusion group or ``Zero`` ``e`` makes past
+        ``RELAYISH_MAX_TENSOR_BYTES``, before it is made (relayish/ops/limits.py): a static shape
+        within the limit needs nothing, any other shape a line checking it when ``e`` is computed."""
+        if isinstance(e, Zero):
+            made, ty = "Zero", e.type
+        elif isinstance(e, Call) and isinstance(e.callee, Op):
+            made, ty = f"@{e.callee.name}", self.types.get(id(e))
+        elif isinstance(e, Call) and isinstance(e.callee, Function) and e.callee.primitive:
+            ops = dict.fromkeys(f"@{n.name}" for n in post_order(e.callee.body) if isinstance(n, Op))
+            made, ty = f"fused {', '.join(ops)}", self.types.get(id(e))
+        else:
+            return
+        for t in tensor_types(ty):
+            dtype = t.dtype.to_numpy()
+            shape = tuple(d.value for d in t.shape.dims)
+            if None not in shape and 0 <= tensor_bytes(shape, dtype) <= self.max_tensor_bytes:
+                continue
+            dims = [dim_source(d, self.names) for d in t.shape.dims]
+            if None in dims:
+                continue  # a size this function cannot compute: the kernel's own allocation fails
+            # compared inline (a call would cost ~0.7 us per kernel call), then _check_tensor says what failed;
+            # a dimension variable is read off an array's shape and a digit string is a size: neither is negative
+            negative = [f"{d} < 0" for d in dict.fromkeys(dims) if not (d.isidentifier() or d.isdigit())]
+            refused = negative + [f"{' * '.join(dims)} * {dtype.itemsize} > {self.max_tensor_bytes}"]
+            args = [f"({''.join(d + ', ' for d in dims)})", self.constant(dtype, "dtype"), str(self.max_tensor_bytes),
+                    repr(f"{made} in @{self.current}"), self.constant(e.span, "span")]
+            em.line(f"if {' or '.join(refused)}:")
+            em.line(f"    _check_tensor({', '.join(args)})")
 
     def fused_call(self, e: Call, em: Emitter) -> str | None:
         """A fusion group (``fn primitive``) as one kernel call; None where the kernel generator
@@ -520,8 +572,9 @@ class python_guard:  # noqa: N801 - used as a context manager, like a function
 
 
 def in_python(fn: Any, *args: Any) -> Any:
-    """A native global's Python version, run after the native one recursed too deep (the
-    program's entry skips the guard when it is native, jit/compile.py)."""
+    """A native global's Python version, run after the native one recursed too deep or saw SIGINT
+    (left pending, so Python's handler runs as this function starts; jit/native.py). The
+    program's entry skips the guard when it is native (jit/compile.py)."""
     with python_guard(True):
         return fn(*args)
 # Operators computed on the host from their arguments' shapes alone, by their reference semantics
@@ -707,6 +760,43 @@ def dim_path(fn: Function, tv: TypeVar) -> tuple[int, tuple[int, ...], int] | No
                     if d == target:
                         return index, path, axis
     return None
+
+
+class CallBudget:
+    """``max_calls`` in compiled code: the generated Python counts each function entry and loop
+    iteration (a tail call), as the evaluator counts calls; ``reset`` before each call of the program."""
+
+    __slots__ = ("limit", "left")
+
+    def __init__(self, limit: int):
+        self.limit = self.left = limit
+
+    def reset(self) -> None:
+        self.left = self.limit
+
+    def __call__(self, global_name: str) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise step_limit(self.limit, global_name)
+
+
+def dim_source(d: Dim, names: dict[int, str]) -> str | None:
+    """Python source computing ``d`` from the variables holding its dimension variables' values
+    (``names``, by ``id``); None when one of them is not bound here."""
+    terms = []
+    for mono, coeff in d.terms.items():
+        factors = [] if coeff == 1 and mono else [str(coeff)]
+        for atom, power in mono:
+            if isinstance(atom, FloorDiv):
+                num, den = dim_source(atom.num, names), dim_source(atom.den, names)
+                base = None if num is None or den is None else f"({num} // {den})"
+            else:
+                base = names.get(id(atom))
+            if base is None:
+                return None
+            factors += [base] * power
+        terms.append(" * ".join(factors))
+    return f"({' + '.join(terms)})" if len(terms) > 1 else terms[0] if terms else "0"
 
 
 def zero_shape(ty: TensorType, dims: list[TypeVar], values: tuple) -> tuple[int, ...]:

@@ -16,12 +16,22 @@ differ in the last bit), integer division (NumPy raises, LLVM traps on ``MIN // 
 float-to-integer casts (undefined out of range) keep a function in Python.
 
 Non-tail recursion uses the C stack, which cannot grow: native globals take a depth
-counter, and every native function returns ``(value, too_deep)``. Past ``MAX_DEPTH``
+counter, and every native function returns ``(value, stopped)``. Past ``MAX_DEPTH``
 nested calls the flag is set and every caller returns at once; the program then runs the
 call again as the Python version (the function is pure, so nothing is done twice that
 could be seen), whose own recursion limit gives the clear error. (Raising
 RecursionError instead measured 1.6x slower on W6's fib: a function that can raise
 loses LLVM's recursion optimizations; the flag costs 1.4x.)
+
+Native code holds the GIL and never returns to the interpreter, so Python's SIGINT handler
+cannot run in it: a loop asks CPython every ``INTERRUPT_EVERY`` iterations whether SIGINT
+arrived (``interrupted``), and if so leaves the same way as a call too deep; the entry then
+calls the Python version, at whose first instruction Python's handler runs (raising
+KeyboardInterrupt; a handler that returns lets the Python version compute the result). The
+check also gives every loop an exit, which Numba needs to compile a loop that has none. It
+costs an increment and a test per iteration, nothing measurable on W6's loop; non-tail
+recursion is not checked (a check per call made W6's fib 25% slower), so a native recursion
+without a loop that runs for minutes (fib of 50) cannot be interrupted.
 """
 
 from __future__ import annotations
@@ -35,10 +45,26 @@ from relayish.module import Module
 from relayish.traverse import globals_reached
 from relayish.types import BaseType, TensorType, Type
 
-from .kernels.registry import kernel_from_source
+from .kernels.registry import kernel_from_source, shared
 from .lower import Emitter, Lowering
 
 MAX_DEPTH = 5_000  # nested native calls; frames of a few hundred bytes stay well inside an 8 MB stack
+INTERRUPT_EVERY = 256  # loop iterations between checks for SIGINT (3 nested loops of 255 still check every 0.1 s)
+
+# ``interrupted()``: whether SIGINT arrived since the last check, leaving it pending for Python's
+# handler (PyOS_InterruptOccurred clears the flag, PyErr_SetInterruptEx sets it again). Both are
+# called by their names from the interpreter itself, so the machine code caches on disk like any.
+INTERRUPTS_SOURCE = """import numba as _nb
+from numba.core import types as _nbt
+
+_occurred = _nbt.ExternalFunction("PyOS_InterruptOccurred", _nbt.intc())
+_set_again = _nbt.ExternalFunction("PyErr_SetInterruptEx", _nbt.intc(_nbt.intc))
+
+
+@_nb.njit(cache=True)
+def interrupted():
+    return _occurred() != 0 and _set_again(2) == 0  # 2: SIGINT
+"""
 
 # operator -> template over the argument names: numbers of any kind, floats only, any dtype, bools
 _ARITHMETIC = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "neg": "(-{0})",
@@ -133,9 +159,10 @@ class NativeLowering(Lowering):
         self.native = native
         self.header: list[str] = []
         self.local_fns: set[int] = set()  # let-bound local functions already emitted (callable)
-        self.current = ""  # the global being emitted
         self.results: list[str] = []  # the return dtypes of the functions being emitted, innermost last
         self.depth_name = self.fresh("depth")  # the name of the depth counter
+        self.loops = False  # emitted a loop: the module imports ``interrupted``
+        self.used.add("interrupted")
         self.reached: dict[str, set[str]] = {}  # global -> the globals it reaches (once per global, not per call)
 
     def source(self, root: str) -> str:
@@ -146,9 +173,10 @@ class NativeLowering(Lowering):
             params = ", ".join(native_dtype(p.type_annotation) for p in fn.params)
             signature = f"Tuple(({native_dtype(fn.ret_type)}, boolean))({params}{', ' if params else ''}int64)"
             em.line(f'@_nb.njit("{signature}", cache=True, error_model="numpy")')
-            self.current = name
             self.function(self.global_names[name], fn, ("global", name), em)
         head = ["import numpy as _np", "import numba as _nb", *self.header]
+        if self.loops:
+            head.append(shared(INTERRUPTS_SOURCE, "interrupts", ["interrupted"]).rstrip())
         return "\n".join(head) + "\n\n" + em.source() + f"\nkernel = {self.global_names[root]}\n"
 
     def function(self, pyname: str, fn: Function, self_ref: tuple, em: Emitter) -> None:
@@ -163,9 +191,19 @@ class NativeLowering(Lowering):
     def returning(self, value: str) -> str:
         return f"return {value}, False"
 
-    def too_deep(self) -> str:
-        """The statement leaving the current function when a call went too deep."""
+    def stop(self) -> str:
+        """The statement leaving the current function when a call went too deep or SIGINT arrived."""
         return f"return _np.{self.results[-1]}(0), True"
+
+    def loop(self, em: Emitter) -> None:
+        """A loop that checks for SIGINT every ``INTERRUPT_EVERY`` iterations (module docstring)."""
+        self.loops = True
+        ticks = self.fresh("ticks")
+        em.line(f"{ticks} = 0")
+        super().loop(em)
+        em.line(f"    {ticks} += 1")
+        em.line(f"    if {ticks} & {INTERRUPT_EVERY - 1} == 0 and interrupted():")
+        em.line(f"        {self.stop()}")
 
     def define(self, pyname: str, params: list[str], self_ref: tuple, em: Emitter) -> None:
         """Globals take the depth counter and check it on entry."""
@@ -174,7 +212,7 @@ class NativeLowering(Lowering):
             return
         super().define(pyname, params + [self.depth_name], self_ref, em)
         em.line(f"    if {self.depth_name} > {MAX_DEPTH}:")
-        em.line(f"        {self.too_deep()}")
+        em.line(f"        {self.stop()}")
 
     def let(self, e: Let, em: Emitter) -> Expr:
         rest = super().let(e, em)
@@ -220,7 +258,7 @@ class NativeLowering(Lowering):
         value, deep = self.fresh("t"), self.fresh("deep")
         em.line(f"{value}, {deep} = {call}")
         em.line(f"if {deep}:")
-        em.line(f"    {self.too_deep()}")
+        em.line(f"    {self.stop()}")
         return value
 
     def op_call(self, e: Call, em: Emitter) -> str:

@@ -1,6 +1,9 @@
 """Deep evaluation at Python's default recursion limit: tail calls run in constant stack,
-let chains in one machine frame, and non-tail recursion is bounded by memory only."""
+let chains in one machine frame, and non-tail recursion is bounded by ``RELAYISH_MAX_DEPTH``
+(a million nested calls by default), not by Python's stack."""
 
+import os
+import subprocess
 import sys
 
 import numpy as np
@@ -44,3 +47,28 @@ def test_let_chain_of_100000_bindings():
 def test_the_call_limit_stops_runaway_recursion():
     with pytest.raises(relayish.RelayRuntimeError, match="step limit exceeded: more than 1000 calls"):
         relayish.evaluate(LOOPS, "count", np.int32(0), np.int32(10**9), max_calls=1000)
+
+
+RUNAWAY_CHILD = """
+import resource
+import numpy as np
+import relayish
+
+resource.setrlimit(resource.RLIMIT_AS, (2**31, 2**31))  # without a depth limit, 2 GiB run out in seconds
+module = relayish.parse("def @main(%n: Tensor(IntType(32), Shape())) -> Tensor(IntType(32), Shape()) "
+                        "{ @main(%n + 1) + 1 }")
+try:
+    relayish.evaluate(module, "main", np.int32(0))
+except relayish.RelayRuntimeError as err:
+    print(err)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="resource limits")
+def test_runaway_non_tail_recursion_stops_at_the_depth_limit():
+    # a process of its own: before the limit, memory ran out and Python aborted ("Cannot recover from MemoryErrors")
+    env = {**os.environ, "RELAYISH_MAX_DEPTH": "20000"}
+    done = subprocess.run([sys.executable, "-c", RUNAWAY_CHILD], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "non-tail recursion deeper than 20,000 calls (in @main)" in done.stdout
+    assert "RELAYISH_MAX_DEPTH" in done.stdout

@@ -1,10 +1,16 @@
 """Scalar globals compiled natively (jit/native.py): bit-for-bit the evaluator's results, on
 hand-picked edge values and generated expressions; what is not exact stays Python; deep
-recursion falls back to Python instead of overflowing the C stack."""
+recursion falls back to Python instead of overflowing the C stack; loops compile even without
+an exit, and SIGINT stops them."""
 
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -12,6 +18,7 @@ from hypothesis import given, settings, strategies as st
 
 import relayish
 from jit.native import MAX_DEPTH
+from relayish import Int32, relay
 
 I32, F32 = "Tensor(IntType(32), Shape())", "Tensor(FloatType(32), Shape())"
 
@@ -105,6 +112,66 @@ def test_a_local_function_recursing_outside_tail_position_stays_python():
     f, actual, expected = compiled_and_evaluated(source, "main", np.int32(100))
     assert not is_native(f, "main")
     assert_identical(actual, expected)
+
+
+# loops without an exit, and SIGINT ---------------------------------------------------------
+NO_EXIT = f"def @main(%n: {I32}) -> {I32} {{ @main(%n + 1) }}"
+LOCAL_NO_EXIT = f"""
+def @main(%n: {I32}) -> {I32} {{
+  let %loop = fn (%k: {I32}) -> {I32} {{ %loop(%k + 1) }} in
+  %loop(%n)
+}}"""
+
+
+@relay(backend="jit")
+def spin(n: Int32) -> Int32:
+    while True:
+        n = n + 1
+    return n
+
+
+@pytest.mark.parametrize("module", [relayish.parse(NO_EXIT), relayish.parse(LOCAL_NO_EXIT), spin.ir],
+                         ids=["global", "local", "while True"])
+def test_a_loop_without_an_exit_compiles_natively(module):
+    name = "main" if "main" in module else "spin"
+    assert is_native(relayish.compile(module, name), name)  # Numba refused: "liveness info missing"
+
+
+# a loop with an exit it never takes (x tends to 1), which LLVM cannot prove
+ENDLESS = f"def @main(%x: {F32}) -> {F32} {{ if %x < 0.0 then %x else @main(%x * 0.999 + 0.001) }}"
+SIGINT_CHILD = f"""
+import signal
+import numpy as np
+import relayish
+
+signal.signal(signal.SIGINT, signal.default_int_handler)  # whatever the test runner left
+f = relayish.compile(relayish.parse({ENDLESS!r}), "main")
+assert "k_native_g_main" in f.source
+print("running", flush=True)
+f(np.float32(0.5))
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_sigint_stops_a_native_loop_within_2_seconds():
+    child = subprocess.Popen([sys.executable, "-c", SIGINT_CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    watchdog = threading.Timer(120, child.kill)  # a child that never prints must not hang the test
+    watchdog.start()
+    try:
+        started = child.stdout.readline()
+        time.sleep(0.3)  # well inside the loop
+        child.send_signal(signal.SIGINT)
+        try:
+            _, err = child.communicate(timeout=2)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the native loop went on for 2 s after SIGINT")
+    finally:
+        watchdog.cancel()
+        child.kill()
+        child.communicate()
+    assert started == "running\n", err
+    assert "KeyboardInterrupt" in err, err
 
 
 # generated expressions --------------------------------------------------------------------
