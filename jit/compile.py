@@ -24,7 +24,7 @@ from relayish.module import Module
 import numpy as np
 
 from relayish.expr import Function
-from relayish.types import FuncType, Shape, TensorType, TupleType
+from relayish.types import FuncType
 
 from . import precompile, tiers
 from .collector import older_objects_frozen
@@ -41,7 +41,7 @@ class CompiledFunction:
     """Global ``@name`` of ``module``, compiled for ``target``; call it with NumPy arrays."""
 
     def __init__(self, module: Module, name: str, target: str = "cpu", opt_level: int = DEFAULT_OPT_LEVEL,
-                 max_calls: int | None = None):
+                 max_calls: int | None = None, tiered: bool | None = None):
         if name not in module:
             raise KeyError(f"module has no global @{name}")
         self.boundary = target_boundary(target)
@@ -55,11 +55,11 @@ class CompiledFunction:
         self.params = self.module[name].params
         self.fn_type = declared_function_type(self.module[name])  # prepared modules are typed
         # arguments and result cross unchanged (no scalar to unwrap, no device): the boundary is skipped
-        self.plain = target == "cpu" and all(map(plain_tensors, [*self.fn_type.params, self.fn_type.ret]))
+        self.plain = target == "cpu" and all(tiers.tensors(t, min_rank=1) for t in [*self.fn_type.params, self.fn_type.ret])
         self.specializations: dict[tuple, Any] = {}
         self._program: tuple[str, Any] | None = None
         # the first call runs on the evaluator (jit/tiers.py)
-        self.evaluator_first = target == "cpu" and tiers.evaluator_first(self.module, name, self.fn_type)
+        self.evaluator_first = target == "cpu" and tiers.evaluator_first(self.module, name, self.fn_type, tiered)
         self.ahead: subprocess.Popen | None = None  # the second process compiling the kernels (jit/precompile.py)
 
     def program(self) -> tuple[str, Any]:
@@ -183,13 +183,6 @@ def declared_function_type(fn: Function) -> FuncType:
     return FuncType([p.type_annotation for p in fn.params], fn.ret_type)
 
 
-def plain_tensors(ty: Any) -> bool:
-    """Tensors of rank 1 or more, possibly in tuples: on the CPU, the same inside and out."""
-    if isinstance(ty, TupleType):
-        return all(map(plain_tensors, ty.fields))
-    return isinstance(ty, TensorType) and isinstance(ty.shape, Shape) and ty.shape.rank > 0
-
-
 def array_key(values: tuple) -> tuple | None:
     """``value_type`` of each of ``values`` when they are NumPy arrays, possibly in tuples (what the
     argument checks return unchanged), else None: the per-call fast path, in one pass."""
@@ -217,7 +210,8 @@ def value_type(value: Any) -> Any:
 
 
 def compile(module: Module, name: str, target: str = "cpu",  # noqa: A001 - the public name
-            opt_level: int = DEFAULT_OPT_LEVEL, max_calls: int | None = None) -> CompiledFunction:
+            opt_level: int = DEFAULT_OPT_LEVEL, max_calls: int | None = None,
+            tiered: bool | None = None) -> CompiledFunction:
     """``@name`` of ``module`` compiled for ``target``: "cpu", or "cuda" (an NVIDIA GPU, or
     Numba's simulator with ``NUMBA_ENABLE_CUDASIM=1``), after the optimizer's passes of
     ``opt_level`` (0 to 3, default 3: docs/optimizer.md).
@@ -225,8 +219,12 @@ def compile(module: Module, name: str, target: str = "cpu",  # noqa: A001 - the 
     ``max_calls`` (optional) bounds the calls of functions in each call of the result, as
     ``relayish.evaluate``'s does: past it, a ``StepLimitError``. Calls are those of the optimized
     program (a function the optimizer inlined is no call), and scalar functions then run as
-    Python rather than natively, to count."""
-    return CompiledFunction(module, name, target, opt_level, max_calls)
+    Python rather than natively, to count.
+
+    ``tiered``: whether a straight-line program's first call runs on the evaluator while its
+    kernels compile (jit/tiers.py); None (the default) leaves it to ``RELAYISH_TIERED`` (on
+    unless set to 0)."""
+    return CompiledFunction(module, name, target, opt_level, max_calls, tiered)
 
 
 __all__ = ["CompileError", "CompiledFunction", "compile"]

@@ -30,7 +30,7 @@ from typing import Any
 from relayish.expr import Call, Function, Op
 from relayish.module import Module
 from relayish.traverse import post_order
-from relayish.types import FuncType, TensorType, TupleType
+from relayish.types import FuncType, Shape, TensorType, TupleType
 
 def switched_off(variable: str) -> bool:
     """Whether the environment turns off a setting that is on by default (``RELAYISH_TIERED``,
@@ -53,14 +53,16 @@ def straight_line(module: Module, name: str) -> bool:
     return True
 
 
-def tensors(ty: Any) -> bool:
-    """Tensors, possibly in tuples: values both tiers hand over alike."""
+def tensors(ty: Any, min_rank: int = 0) -> bool:
+    """Tensors of rank ``min_rank`` or more, possibly in tuples: values both tiers hand over
+    alike (and, of rank 1 or more, values the CPU target takes and returns unchanged)."""
     if isinstance(ty, TupleType):
-        return all(map(tensors, ty.fields))
-    return isinstance(ty, TensorType)
+        return all(tensors(field, min_rank) for field in ty.fields)
+    return isinstance(ty, TensorType) and (min_rank == 0 or isinstance(ty.shape, Shape) and ty.shape.rank >= min_rank)
 
 
-def evaluator_first(module: Module, name: str, fn_type: FuncType) -> bool:
+def evaluator_first(module: Module, name: str, fn_type: FuncType, tiered: bool | None = None) -> bool:
     """Whether the first call of ``@name`` of an optimized ``module`` runs on the evaluator
-    (module docstring)."""
-    return enabled() and all(map(tensors, [*fn_type.params, fn_type.ret])) and straight_line(module, name)
+    (module docstring); ``tiered`` None: as ``RELAYISH_TIERED`` says."""
+    on = enabled() if tiered is None else tiered
+    return on and all(map(tensors, [*fn_type.params, fn_type.ret])) and straight_line(module, name)

@@ -46,10 +46,12 @@ def _after_pass(pass_fn: Callable[[Module], Module], module: Module, name: str, 
 
 
 def _jit(module: Module, name: str, *args: Any, max_calls: int | None = None, target: str = "cpu") -> Any:
-    """Compiled code has no step counter: generated programs are bounded by construction."""
+    """The compiled program from its first call (the evaluator tier would compare the evaluator
+    with itself). No ``max_calls``: counting runs scalar code as Python instead of natively, and
+    generated programs are bounded by construction."""
     from jit import compile as jit_compile
 
-    return jit_compile(module, name, target=target)(*args)
+    return jit_compile(module, name, target=target, tiered=False)(*args)
 
 
 def backend(spec: str) -> Callable[..., Any]:

@@ -51,6 +51,8 @@ second = f(x, w)
 third = f(x, w)
 report["second"] = dict(close=bool(np.allclose(second, oracle, rtol=1e-5, atol=1e-6)), loaded=loaded(),
                         repeats=second.tobytes() == third.tobytes())
+untiered = relayish.compile(mod, "main", tiered=False)(x, w)  # the argument overrides RELAYISH_TIERED
+report["untiered"] = dict(compiled=untiered.tobytes() == second.tobytes(), evaluator=untiered.tobytes() == oracle.tobytes())
 before = loaded()
 h = relayish.compile(mod, "main")  # a function of its own: its first call is the evaluator's too
 report["again"] = dict(first=h(x, w).tobytes() == oracle.tobytes(), second=h(x, w).tobytes() == second.tobytes(),
@@ -99,6 +101,7 @@ def test_the_first_call_runs_on_the_evaluator_and_the_second_compiles(tmp_path):
     report = run(tmp_path, "1")
     assert report["first"] == {"bitwise": True, "loaded": 0}  # the evaluator's result; no kernel touched
     assert report["second"]["close"] and report["second"]["repeats"] and report["second"]["loaded"] > 0
+    assert report["untiered"] == {"compiled": True, "evaluator": False}
     assert report["again"] == {"first": True, "second": True, "loaded": 0}  # the kernels were loaded already
     assert report["loop"]["loaded"] > 0  # a loop compiles for its first call
     assert report["errors"] == ["RelayRuntimeError", "RelayRuntimeError"]  # evaluator, then kernels
