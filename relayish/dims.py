@@ -6,6 +6,8 @@ monomials (a frozenset of ``(atom, power)`` pairs) to non-zero integer coefficie
 dimensions that are equal as polynomials compare equal however they were written:
 ``n - k + 1 == 1 + n - k`` and ``2*n == n + n``. Floor division is exact only where it is:
 ``(n*m) // m`` is ``n``, ``(2*n + 1) // 2`` is ``n``, ``(n + 1) // 2`` stays a division.
+Dimensions have limits (``MAX_FLOORDIV_NESTING``, ``MAX_SIZE``, ``MAX_DIGITS``, see
+docs/text-format.md); an operation whose result would pass one raises ``RelayError``.
 """
 
 from __future__ import annotations
@@ -21,8 +23,18 @@ Monomial = frozenset  # frozenset[tuple[Atom, int]]; the empty monomial is the c
 DimLike = Union["Dim", int, "TypeVar"]
 
 
-MAX_FLOORDIV_NESTING = 64  # deeper nesting is an error: no real shape needs it, and it keeps
-# every operation on dimensions (which recurse through floor divisions) far from Python's stack limit
+# Limits: going past one is a RelayError (a ParseError where the text says it). No real shape
+# comes near them; they keep every operation on dimensions (which recurse through floor
+# divisions, and copy them out when substituting) quick and far from Python's stack limit.
+MAX_FLOORDIV_NESTING = 64
+MAX_SIZE = 1_000  # terms plus atoms, a floor division counting its numerator and denominator:
+# this bounds a dimension's printed text, which substitution could otherwise double at each step
+MAX_DIGITS = 100  # of a constant or coefficient (Python prints no integer over 4,300 digits)
+_COEFFICIENT_BOUND = 10**MAX_DIGITS
+
+
+def _too_large() -> RelayError:
+    return RelayError(f"a dimension may have at most {MAX_SIZE:,} terms and atoms (floor divisions written out)")
 
 
 def _nesting(d: Dim) -> int:
@@ -32,7 +44,7 @@ def _nesting(d: Dim) -> int:
 class FloorDiv:
     """An atom ``num // den`` kept symbolic because it is not exact."""
 
-    __slots__ = ("num", "den", "nesting", "_hash")
+    __slots__ = ("num", "den", "nesting", "size", "_hash")
 
     def __init__(self, num: Dim, den: Dim):
         self.num = num
@@ -40,6 +52,7 @@ class FloorDiv:
         self.nesting = 1 + max(_nesting(num), _nesting(den))
         if self.nesting > MAX_FLOORDIV_NESTING:
             raise RelayError(f"a dimension may nest at most {MAX_FLOORDIV_NESTING} floor divisions")
+        self.size = 1 + num.size + den.size
         self._hash = hash(("//", num, den))
 
     def __eq__(self, other: object) -> bool:
@@ -79,10 +92,19 @@ def _mono_div(a: Monomial, b: Monomial) -> Monomial | None:
 class Dim:
     """An immutable integer polynomial over dimension atoms."""
 
-    __slots__ = ("terms", "_hash")
+    __slots__ = ("terms", "size", "_hash")
 
     def __init__(self, terms: Mapping[Monomial, int]):
         self.terms = {m: c for m, c in terms.items() if c != 0}
+        size = len(self.terms)
+        for mono, coeff in self.terms.items():
+            if not -_COEFFICIENT_BOUND < coeff < _COEFFICIENT_BOUND:
+                raise RelayError(f"a dimension's constants and coefficients may have at most {MAX_DIGITS} digits")
+            for atom, _ in mono:
+                size += atom.size if type(atom) is FloorDiv else 1
+        if size > MAX_SIZE:
+            raise _too_large()
+        self.size = size
         value = self.value
         # A constant hashes like its int, since it compares equal to it.
         self._hash = hash(value) if value is not None else hash(frozenset(self.terms.items()))
@@ -170,6 +192,8 @@ class Dim:
 
     def __mul__(self, other: DimLike) -> Dim:
         other = as_dim(other)
+        if len(self.terms) * len(other.terms) > MAX_SIZE:  # refused before the work of multiplying out
+            raise _too_large()
         terms: dict = {}
         for ma, ca in self.terms.items():
             for mb, cb in other.terms.items():

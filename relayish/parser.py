@@ -3,19 +3,24 @@
 A recursive-descent parser whose rules are generators run by ``traverse.trampoline``, so
 nesting depth is limited by memory, not by Python's stack. It never evaluates anything and
 raises nothing but ``ParseError``, which says ``file:line:col``, quotes the line with a
-caret and says what was expected.
+caret and says what was expected. Numbers, dimensions and attribute tuples have limits
+(docs/text-format.md, "Limits"); past one, the error says it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import gc
 import json
 import math
+import operator
 import re
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from .dims import Dim, as_dim
+from .dims import MAX_DIGITS, Dim
 from .errors import ParseError, RelayError
 from .expr import (
     Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
@@ -36,7 +41,7 @@ _ASSIGN, _COMPARE, _ADD, _MUL = 1, 2, 3, 4
 _INFIX_LEVELS = {":=": _ASSIGN, "+": _ADD, "-": _ADD, "*": _MUL, "/": _MUL}
 _INFIX_LEVELS.update(dict.fromkeys(("==", "!=", "<", "<=", ">", ">="), _COMPARE))
 _SUFFIX_DTYPES = {suffix: dtype for dtype, suffix in DTYPE_SUFFIX.items()}
-_INT32, _FLOAT32 = IntType(32), FloatType(32)
+_INT32, _FLOAT32, _BOOL = IntType(32), FloatType(32), BoolType()
 _SUFFIX_DTYPES.update({"i32": _INT32, "f32": _FLOAT32})
 _NUMBER_BODY = re.compile(r"nan|inf|\d+\.\d*(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+|\d+")
 _KINDS = {kind.value: kind for kind in Kind}
@@ -44,6 +49,9 @@ _BASE_TYPES = {"IntType": IntType, "UIntType": UIntType, "FloatType": FloatType}
 _TYPE_WORDS = {"Tensor", "Shape", "IntType", "UIntType", "FloatType", "BoolType", "RefType", "forall"}
 _EXPR_WORDS = {"let", "if", "fn", "Zero", "Grad", "Ref", "tensor", "true", "false", "sq"}
 _RESERVED = _TYPE_WORDS | _EXPR_WORDS | {"in", "then", "else", "def", "operator", "none"} | set(_KINDS)
+_WORD_KINDS = frozenset(("punct", "ident"))  # the kinds of keywords and punctuation
+_DIM_OPS = {"+": (1, operator.add), "-": (1, operator.sub), "*": (2, operator.mul), "//": (2, operator.floordiv)}
+MAX_ATTRIBUTE_NESTING = 32  # attribute tuples nest at most this deep (operators take one level)
 
 
 class _Scope:
@@ -68,13 +76,23 @@ class _Scope:
 class Parser:
     def __init__(self, text: str, filename: str):
         self.tokens = tokenize(text, filename)
-        self.closing = _matching_parens(self.tokens)
         self.pos = 0
         self.locals = _Scope()
         self.tvars = _Scope()
         self.globals: set[str] = set()
         self.op_decls: dict[str, Type] = {}
         self.declared_ops: set[str] = set()
+
+    @functools.cached_property
+    def closing(self) -> dict[int, int]:
+        """Index of each "(" token -> index of its ")" token (worked out when first needed)."""
+        closing, open_at = {}, []
+        for i, tok in enumerate(self.tokens):
+            if tok.kind == "punct" and tok.text == "(":
+                open_at.append(i)
+            elif tok.kind == "punct" and tok.text == ")" and open_at:
+                closing[open_at.pop()] = i
+        return closing
 
     # token helpers -------------------------------------------------------------------
     @property
@@ -84,12 +102,13 @@ class Parser:
     def peek(self, offset: int = 1) -> Token:
         return self.tokens[min(self.pos + offset, len(self.tokens) - 1)]
 
-    def at(self, text: str, kind: str | None = None) -> bool:
-        tok = self.tok
-        return tok.text == text and tok.kind in ((kind,) if kind else ("punct", "ident"))
+    def at(self, text: str) -> bool:
+        """Whether the keyword or punctuation ``text`` is here."""
+        tok = self.tokens[self.pos]  # the helpers run for every token: no property here
+        return tok.text == text and tok.kind in _WORD_KINDS
 
     def advance(self) -> Token:
-        tok = self.tok
+        tok = self.tokens[self.pos]
         if tok.kind != "eof":
             self.pos += 1
         return tok
@@ -140,12 +159,14 @@ class Parser:
         if tok.kind != "number" or not tok.text.isdigit():
             raise self.expected(what)
         self.advance()
-        return -int(tok.text) if negative else int(tok.text)
+        value = _integer(tok.text)
+        if value is None:
+            raise self.error(f"{what} may have at most {MAX_DIGITS} digits", tok)
+        return -value if negative else value
 
     # module --------------------------------------------------------------------------
     def module(self) -> Iterator[Any]:
-        self.globals = self.declared("def")
-        self.declared_ops = self.declared("operator")
+        self.globals, self.declared_ops = self.declared()
         functions: dict[str, Function] = {}
         start = self.tok
         while self.tok.kind != "eof":
@@ -167,10 +188,15 @@ class Parser:
                 raise self.expected("'def' or 'operator'")
         return self.build(start, Module, functions, self.op_decls)
 
-    def declared(self, keyword: str) -> set[str]:
-        """Names that follow ``keyword`` anywhere, so later definitions can be referred to."""
-        pairs = zip(self.tokens, self.tokens[1:])
-        return {b.text[1:] for a, b in pairs if a.kind == "ident" and a.text == keyword and b.kind == "global"}
+    def declared(self) -> tuple[set[str], set[str]]:
+        """The names that follow ``def`` and ``operator`` anywhere, so that definitions may
+        refer to later ones."""
+        found: dict[str, set[str]] = {"def": set(), "operator": set()}
+        tokens = self.tokens
+        for i, tok in enumerate(tokens[:-1]):
+            if tok.text in found and tok.kind == "ident" and tokens[i + 1].kind == "global":
+                found[tok.text].add(tokens[i + 1].text[1:])
+        return found["def"], found["operator"]
 
     def global_name(self, what: str) -> str:
         tok = self.name_token("global", what)
@@ -181,6 +207,9 @@ class Parser:
 
     # types ---------------------------------------------------------------------------
     def type_(self) -> Iterator[Any]:
+        leaf = self.leaf_type()
+        if leaf is not None:
+            return leaf
         tok = self.tok
         if tok.kind == "ident":
             if tok.text == "forall":
@@ -188,48 +217,82 @@ class Parser:
             if tok.text in ("Tensor", "RefType"):
                 self.advance()
                 self.expect("(")
-                first = yield self.type_()
+                first = yield from self.sub_type()
                 if tok.text == "RefType":
                     self.expect(")")
                     return RefType(first)
                 self.expect(",")
-                shape = yield self.type_()
+                shape = yield from self.sub_type()
                 self.expect(")")
                 return TensorType(first, shape)
             if tok.text == "Shape":
                 self.advance()
                 return Shape(*(yield self.dim_list()))
-            if tok.text in _BASE_TYPES:
-                self.advance()
-                self.expect("(")
-                bits = self.integer("a bit width")
-                self.expect(")")
-                return self.build(tok, _BASE_TYPES[tok.text], bits)
-            if tok.text == "BoolType":
-                self.advance()
-                return BoolType()
-            self.identifier("a type")
-            tv = self.tvars.names.get(tok.text)
-            if tv is None:
-                raise self.error(f"unknown type variable {tok.text} (bind it with [{tok.text}: Type] or forall)", tok)
-            return tv
         if tok.text == "(" and tok.kind == "punct":
             self.advance()
             items: list[Type] = []
             trailing_comma = False
             while not self.at(")"):
-                items.append((yield self.type_()))
+                items.append((yield from self.sub_type()))
                 trailing_comma = self.accept(",")
                 if not trailing_comma:
                     break
             self.expect(")")
             if self.accept("->"):
-                ret = yield self.type_()
+                ret = yield from self.sub_type()
                 return FuncType(items, ret)
             if len(items) == 1 and not trailing_comma:
                 return items[0]
             return TupleType(items)
         raise self.expected("a type")
+
+    def sub_type(self) -> Iterator[Any]:
+        """A type inside another, by ``yield from``: a leaf is read in the caller's frame,
+        anything else in a frame of its own."""
+        leaf = self.leaf_type()
+        return leaf if leaf is not None else (yield self.type_())
+
+    def leaf_type(self) -> Type | None:
+        """The base type, type variable or shape of plain dimensions here, or None with
+        nothing read: most types are made of these, and they need no frame of their own."""
+        tok = self.tok
+        if tok.kind != "ident":
+            return None
+        if tok.text in _BASE_TYPES:
+            self.advance()
+            self.expect("(")
+            bits = self.integer("a bit width")
+            self.expect(")")
+            return self.build(tok, _base_type, tok.text, bits)
+        if tok.text == "BoolType":
+            self.advance()
+            return _BOOL
+        if tok.text == "Shape":
+            return self.plain_shape()
+        if tok.text in _RESERVED:
+            return None
+        self.advance()
+        tv = self.tvars.names.get(tok.text)
+        if tv is None:
+            raise self.error(f"unknown type variable {tok.text} (bind it with [{tok.text}: Type] or forall)", tok)
+        return tv
+
+    def plain_shape(self) -> Shape | None:
+        """``Shape(...)`` when each dimension is a number or a variable, else None with nothing read."""
+        tokens, end = self.tokens, self.pos + 2
+        if tokens[self.pos + 1].text != "(":
+            return None
+        while tokens[end].text != ")":
+            if tokens[end].kind not in ("number", "ident") or tokens[end + 1].text not in (",", ")"):
+                return None
+            end += 2 if tokens[end + 1].text == "," else 1
+        self.pos += 2
+        dims = []
+        while self.pos < end:
+            dims.append(self.dim_atom())
+            self.accept(",")
+        self.advance()
+        return Shape(*dims)
 
     def type_params(self, close: str) -> list[TypeVar]:
         params = []
@@ -263,36 +326,39 @@ class Parser:
         self.expect("(")
         dims = []
         while not self.at(")"):
-            dims.append((yield self.dim_sum()))
+            dims.append((yield self.dim()))
             if not self.accept(","):
                 break
         self.expect(")")
         return dims
 
-    def dim_sum(self) -> Iterator[Any]:
-        total = yield self.dim_term()
-        while self.at("+") or self.at("-"):
-            sign = self.advance().text
-            term = yield self.dim_term()
-            total = total + term if sign == "+" else total - term
-        return total
+    def dim(self) -> Iterator[Any]:
+        """Factors joined by ``+ - * //`` (left-associative, ``* //`` binding tighter), read
+        by operator precedence in this one frame: only a parenthesis starts another."""
+        operands: list[Dim] = []
+        waiting: list[Token] = []  # operators whose right operand is still being read
+        while True:
+            negate = False
+            while self.accept("-"):  # binds tightest: -n * 2 is (-n) * 2
+                negate = not negate
+            if self.accept("("):
+                value = yield self.dim()
+                self.expect(")")
+            else:
+                value = self.dim_atom()
+            operands.append(-value if negate else value)
+            tok = self.tok
+            level = _DIM_OPS[tok.text][0] if tok.kind == "punct" and tok.text in _DIM_OPS else 0
+            while waiting and _DIM_OPS[waiting[-1].text][0] >= level:
+                op = waiting.pop()
+                right = operands.pop()
+                operands[-1] = self.build(op, _DIM_OPS[op.text][1], operands[-1], right)
+            if not level:
+                return operands[0]
+            waiting.append(self.advance())
 
-    def dim_term(self) -> Iterator[Any]:
-        value = yield self.dim_factor()
-        while self.at("*") or self.at("//"):
-            op = self.advance()
-            factor = yield self.dim_factor()
-            value = value * factor if op.text == "*" else self.build(op, lambda a, b: a // b, value, factor)
-        return value
-
-    def dim_factor(self) -> Iterator[Any]:
+    def dim_atom(self) -> Dim:
         tok = self.tok
-        if self.accept("-"):
-            return -(yield self.dim_factor())
-        if self.accept("("):
-            value = yield self.dim_sum()
-            self.expect(")")
-            return value
         if tok.kind == "number":
             return Dim.const(self.integer("a dimension"))
         name = self.identifier("a dimension (an integer or a Dim variable)")
@@ -301,21 +367,26 @@ class Parser:
             raise self.error(f"unknown dimension variable {name.text} (bind it with [{name.text}: Dim])", name)
         if tv.kind is not Kind.DIM:
             raise self.error(f"{name.text} is of kind {tv.kind.value}, not a dimension variable", name)
-        return as_dim(tv)
+        return Dim.atom(tv)
 
     # expressions -----------------------------------------------------------------------
+    # expr and compound pick the rule to run and return its generator, not being generators
+    # themselves: one frame less for each level of nesting.
     def expr(self) -> Iterator[Any]:
         if self.at("let"):
-            return (yield self.let_chain())
+            return self.let_chain()
         if self.at("if"):
-            tok = self.advance()
-            cond = yield self.binary(_ASSIGN)
-            self.expect("then")
-            then_branch = yield self.expr()
-            self.expect("else")
-            else_branch = yield self.expr()
-            return If(cond, then_branch, else_branch, span=tok.span)
-        return (yield self.binary(_ASSIGN))
+            return self.if_()
+        return self.binary(_ASSIGN)
+
+    def if_(self) -> Iterator[Any]:
+        tok = self.advance()
+        cond = yield self.binary(_ASSIGN)
+        self.expect("then")
+        then_branch = yield self.expr()
+        self.expect("else")
+        else_branch = yield self.expr()
+        return If(cond, then_branch, else_branch, span=tok.span)
 
     def let_chain(self) -> Iterator[Any]:
         bindings: list[tuple[Token, Var, Expr]] = []
@@ -362,20 +433,28 @@ class Parser:
                 raise self.error(f"{what} not chain: add parentheses", following)
 
     def unary(self) -> Iterator[Any]:
-        """Prefix operators, then an operand, then calls and projections."""
+        """Prefix operators, then an operand, then calls and projections (like ``expr``, it
+        returns the generator of the rule that reads them)."""
         tok = self.tok
         if tok.kind == "punct" and tok.text in ("-", "!") or tok.kind == "ident" and tok.text == "sq":
             touching_number = tok.text == "-" and self.peek().kind == "number" and self.peek().start == tok.end
             if not touching_number:
-                self.advance()
-                operand = yield self.unary()
-                if tok.text == "!":
-                    return RefRead(operand, span=tok.span)
-                return Call(Op("neg" if tok.text == "-" else "sq"), (operand,), span=tok.span)
+                return self.prefix()
         if tok.kind == "punct" and tok.text == "(":
-            ascribed = yield self.ascription()
-            if ascribed is not None:
-                return ascribed
+            certain = self.ascribes()
+            if certain is not None:
+                return self.ascription(certain)
+        return self.postfix()
+
+    def prefix(self) -> Iterator[Any]:
+        tok = self.advance()
+        operand = yield self.unary()
+        if tok.text == "!":
+            return RefRead(operand, span=tok.span)
+        return Call(Op("neg" if tok.text == "-" else "sq"), (operand,), span=tok.span)
+
+    def postfix(self) -> Iterator[Any]:
+        """An operand, then calls and projections."""
         start = self.tok  # calls are reported at the start of their callee
         value = self.atom()
         if value is None:
@@ -393,18 +472,24 @@ class Parser:
                 value = self.build(tok, Call, value, args, attrs, span=start.span)
         return value
 
-    def ascription(self) -> Iterator[Any]:
-        """``(T) e`` when the parenthesis holds a type, else None with nothing consumed."""
-        start, start_pos, nxt = self.tok, self.pos, self.peek()
-        certain = nxt.kind == "ident" and nxt.text not in _EXPR_WORDS
-        if not certain:
-            # "((" may open a tuple type; that is worth trying only when an expression
-            # follows the closing ")", which keeps nested parentheses linear.
-            close = self.closing.get(self.pos)
-            if not (nxt.kind == "punct" and nxt.text == "(") or close is None:
-                return None
-            if not self.starts_expression_at(close + 1):
-                return None
+    def ascribes(self) -> bool | None:
+        """Whether the "(" here opens an ascription ``(T) e``: True when it must (a word
+        that starts no expression follows), False when it may (a tuple type may follow),
+        None when it does not."""
+        nxt = self.peek()
+        if nxt.kind == "ident" and nxt.text not in _EXPR_WORDS:
+            return True
+        # "((" may open a tuple type; that is worth trying only when an expression
+        # follows the closing ")", which keeps nested parentheses linear.
+        close = self.closing.get(self.pos)
+        if nxt.kind == "punct" and nxt.text == "(" and close is not None and self.starts_expression_at(close + 1):
+            return False
+        return None
+
+    def ascription(self, certain: bool) -> Iterator[Any]:
+        """``(T) e``; when not ``certain`` and no type is there, the parenthesis read again
+        as an operand."""
+        start, start_pos = self.tok, self.pos
         self.advance()
         try:
             ty = yield self.type_()
@@ -415,7 +500,7 @@ class Parser:
             if certain:
                 raise
             self.pos = start_pos
-            return None
+            return (yield self.postfix())
         value = yield self.unary()
         return Ascribe(value, ty, span=start.span)
 
@@ -441,7 +526,7 @@ class Parser:
                     raise self.error("attributes are only allowed on operator calls", name)
                 if any(n == name.text for n, _ in attrs):
                     raise self.error(f"attribute {name.text} is given twice", name)
-                attrs.append((name.text, (yield self.attr_value())))
+                attrs.append((name.text, (yield self.attr_value(1))))
             elif attrs:
                 raise self.expected("an attribute (name=value): positional arguments come first")
             else:
@@ -451,7 +536,8 @@ class Parser:
         self.expect(")")
         return args, attrs
 
-    def attr_value(self) -> Iterator[Any]:
+    def attr_value(self, depth: int) -> Iterator[Any]:
+        """An attribute value ``depth`` tuples deep (1 at the top)."""
         tok = self.tok
         if tok.kind == "number" or (tok.text == "-" and self.peek().kind == "number"):
             return self.attr_number()
@@ -466,10 +552,13 @@ class Parser:
             return {"true": True, "false": False, "none": None}[tok.text]
         if tok.kind == "ident" and (tok.text in _BASE_TYPES or tok.text == "BoolType"):
             return (yield self.type_())
-        if self.accept("("):
+        if self.at("("):
+            if depth > MAX_ATTRIBUTE_NESTING:
+                raise self.error(f"attribute tuples may nest at most {MAX_ATTRIBUTE_NESTING} deep", tok)
+            self.advance()
             items = []
             while not self.at(")"):
-                items.append((yield self.attr_value()))
+                items.append((yield self.attr_value(depth + 1)))
                 if not self.accept(","):
                     break
             self.expect(")")
@@ -482,7 +571,9 @@ class Parser:
         if tok.kind != "number" or _number_body(tok.text) != tok.text:
             raise self.error("an attribute number takes no type suffix", tok)
         is_float = tok.text in ("nan", "inf") or any(c in tok.text for c in ".eE")
-        value = float(tok.text) if is_float else int(tok.text)
+        value = float(tok.text) if is_float else _integer(tok.text)
+        if value is None:
+            raise self.error(f"an attribute integer may have at most {MAX_DIGITS} digits", tok)
         return -value if negative else value
 
     def atom(self) -> Expr | None:
@@ -507,18 +598,18 @@ class Parser:
     def compound(self) -> Iterator[Any]:
         tok = self.tok
         if tok.kind == "punct" and tok.text == "(":
-            return (yield self.paren_or_tuple())
+            return self.paren_or_tuple()
         if tok.kind == "ident":
             if tok.text == "fn":
                 start = self.advance()
                 primitive = self.tok.kind == "ident" and self.tok.text == "primitive"
                 if primitive:
                     self.advance()
-                return (yield self.function(start, primitive))
+                return self.function(start, primitive)
             if tok.text in ("Zero", "Grad", "Ref"):
-                return (yield self.wrapped(tok))
+                return self.wrapped(tok)
             if tok.text == "tensor":
-                return (yield self.tensor_literal())
+                return self.tensor_literal()
         raise self.expected("an expression")
 
     def global_ref(self, tok: Token) -> Expr:
@@ -601,7 +692,9 @@ class Parser:
             raise self.error(f"{text} is not an integer, so it cannot have type {suffix}", tok)
         value = _literal_value(("-" if negative else "") + digits, dtype)
         if value is None:
-            raise self.error(f"{'-' * negative}{digits} does not fit {dtype}; use a wider suffix such as i64", tok)
+            info = np.iinfo(dtype.to_numpy())
+            shown = _abbreviated("-" * negative + digits)
+            raise self.error(f"{shown} does not fit {dtype}: its range is {info.min} to {info.max}", tok)
         return Constant(value, span=start.span)
 
     def tensor_literal(self) -> Iterator[Any]:
@@ -646,19 +739,8 @@ class Parser:
         self.advance()
         value = _literal_value(("-" if negative else "") + tok.text, dtype)
         if value is None:
-            raise self.error(f"{tok.text} is not a valid {dtype} element", tok)
+            raise self.error(f"{_abbreviated(tok.text)} is not a valid {dtype} element", tok)
         return value
-
-
-def _matching_parens(tokens: list[Token]) -> dict[int, int]:
-    """Index of each "(" token -> index of its ")" token."""
-    closing, open_at = {}, []
-    for i, tok in enumerate(tokens):
-        if tok.kind == "punct" and tok.text == "(":
-            open_at.append(i)
-        elif tok.kind == "punct" and tok.text == ")" and open_at:
-            closing[open_at.pop()] = i
-    return closing
 
 
 def _number_body(text: str) -> str:
@@ -666,16 +748,49 @@ def _number_body(text: str) -> str:
     return _NUMBER_BODY.match(text).group()
 
 
+@functools.cache
+def _base_type(name: str, bits: int) -> BaseType:
+    """Types are immutable: one object for each base type written saves rebuilding it."""
+    return _BASE_TYPES[name](bits)
+
+
+def _abbreviated(number: str) -> str:
+    """A number's text for a message: a long one shows its first digits and its length."""
+    return number if len(number) <= 40 else f"{number[:20]}... ({len(number):,} characters)"
+
+
+def _integer(text: str) -> int | None:
+    """``int(text)``, or None past MAX_DIGITS digits, leading zeros aside (Python refuses to
+    convert a text of over 4,300 characters)."""
+    digits = text.lstrip("-").lstrip("0") or "0"
+    if len(digits) > MAX_DIGITS:
+        return None
+    return -int(digits) if text.startswith("-") else int(digits)
+
+
 def _literal_value(text: str, dtype: BaseType) -> Any:
-    """``text`` as a NumPy scalar of ``dtype``, or None when it is out of range."""
+    """``text`` as a NumPy scalar of ``dtype``, or None when it is out of range (a float
+    literal rounds to its type: one too large for it is infinite)."""
     np_dtype = dtype.to_numpy()
     if isinstance(dtype, FloatType):
-        return np_dtype.type(float(text))
-    if any(c in text for c in ".eEni"):
-        return None
-    value = int(text)
+        with np.errstate(over="ignore"):
+            return np_dtype.type(float(text))
+    value = None if any(c in text for c in ".eEni") else _integer(text)
     info = np.iinfo(np_dtype)
-    return np_dtype.type(value) if info.min <= value <= info.max else None
+    return np_dtype.type(value) if value is not None and info.min <= value <= info.max else None
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Parsing makes millions of objects on long inputs and (almost) no reference cycles:
+    the cycle collector's passes over them would take up to a third of the time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def parse(text: str, filename: str = "<string>") -> Module:
@@ -683,15 +798,17 @@ def parse(text: str, filename: str = "<string>") -> Module:
     if not isinstance(text, str):
         raise TypeError(f"parse takes a str, not {type(text).__name__}")
     try:
-        return trampoline(Parser(text, filename).module())
+        with _collector_paused():
+            return trampoline(Parser(text, filename).module())
     except ParseError as err:
         raise err.with_traceback(None) from None  # the parser's frames are noise to the user
 
 
 def parse_expr(text: str, filename: str = "<string>") -> Expr:
     """Read one closed expression (handy in tests and at the REPL)."""
-    parser = Parser(text, filename)
-    expr = trampoline(parser.expr())
+    with _collector_paused():
+        parser = Parser(text, filename)
+        expr = trampoline(parser.expr())
     if parser.tok.kind != "eof":
         raise parser.expected("end of input")
     return expr

@@ -14,7 +14,7 @@ import weakref
 from typing import Any, Iterator
 
 from relayish.dims import as_dim
-from relayish.errors import KindError, RelayTypeError
+from relayish.errors import KindError, RelayError, RelayTypeError
 from relayish.expr import (
     Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
     RefRead, RefWrite, Tuple, Var, Zero,
@@ -27,7 +27,7 @@ from relayish.types import (
     TupleType, Type, TypeVar,
 )  # fmt: skip
 
-from .kinds import check_type
+from .kinds import check_type, interface_kind_errors
 from .solver import Hole, Mismatch, Solver, substitute
 
 BOOL_SCALAR = TensorType(BoolType(), Shape())
@@ -72,6 +72,8 @@ class FunctionChecker:
         except Mismatch as err:
             r = self.solver.resolve
             raise self.fail(node, f"{construct}: expected {r(expected)}, found {r(actual)} ({err.detail})", parent) from None
+        except RelayError as err:  # a dimension past the limits of relayish.dims
+            raise self.fail(node, f"{construct}: {err.message}", parent) from None
 
     def check_annotation(self, ty: Type, node: Expr, what: str) -> None:
         try:
@@ -120,7 +122,7 @@ class FunctionChecker:
             return False
         try:
             out = relation(resolved, self.op_attrs(call))
-        except RelayTypeError as err:
+        except RelayError as err:  # a type error, or a dimension past the limits of relayish.dims
             raise self.fail(call, f"@{call.callee.name}: {err.message}") from None
         self.unify(call, f"the result of @{call.callee.name}", result, out)
         return True
@@ -277,7 +279,10 @@ class FunctionChecker:
             raise self.fail(e, f"call: the function takes {count} argument{'s' * (count != 1)}, not {len(args)} ({self.solver.resolve(fn_type)})")
         for i, (param, arg_node, arg) in enumerate(zip(fn_type.params, e.args, args)):
             self.unify(arg_node, f"argument {i + 1} of the call", param, arg, e)
-        return fn_type.ret
+        try:  # what the arguments decided, put in now: a division by zero is an error here
+            return self.solver.resolve(fn_type.ret)
+        except RelayError as err:  # or a dimension past the limits of relayish.dims
+            raise self.fail(e, f"the result of the call: {err.message}") from None
 
     def function(self, fn: Function) -> Iterator[Any]:
         added = set(fn.type_params) - self.scope
@@ -364,6 +369,9 @@ def infer(module: Module) -> Module:
     Raises ``RelayTypeError`` (``KindError`` for kind errors) listing every failing
     global with the span of the user's construct.
     """
+    kind_errors = interface_kind_errors(module)
+    if kind_errors:
+        raise _all_of(kind_errors)
     global_types: dict[str, Type] = {}
     for name, fn in module.functions.items():
         ty = declared_type(fn)
@@ -379,13 +387,21 @@ def infer(module: Module) -> Module:
         except RelayTypeError as err:
             errors.append(err)
             continue
+        except RelayError as err:  # a dimension past the limits of relayish.dims, met where no construct is at hand
+            errors.append(RelayTypeError(f"while checking @{name}: {err.message}", err.span or fn.span))
+            continue
         except Exception as err:  # a checker bug must still reach the user as a type error
             errors.append(RelayTypeError(f"internal error while checking @{name} ({err!r}); please report it", fn.span))
             continue
         global_types.setdefault(name, ty)
     if errors:
-        raise errors[0] if len(errors) == 1 else RelayTypeError("", None, errors)
+        raise _all_of(errors)
     return Module({name: annotated[name] for name in module.functions}, module.op_decls)
+
+
+def _all_of(errors: list[RelayTypeError]) -> RelayTypeError:
+    """One error, or one that lists them all."""
+    return errors[0] if len(errors) == 1 else RelayTypeError("", None, errors)
 
 
 # Incremental checking: a global is re-checked only when it, the operator declarations or

@@ -8,12 +8,12 @@ position, the expected kind and the actual one.
 
 from __future__ import annotations
 
-from typing import Any, Collection, Iterator
+from typing import Any, Callable, Collection, Iterator
 
 from relayish.errors import KindError, Span
-from relayish.expr import Ascribe, Expr, Function, Var, Zero
+from relayish.expr import Ascribe, Expr, Function, Let, Op, Var, Zero
 from relayish.module import Module
-from relayish.traverse import trampoline
+from relayish.traverse import post_order, trampoline
 from relayish.types import (
     BaseType, ForallType, FuncType, Kind, RefType, Shape, TensorType, TupleType, Type, TypeVar,
 )  # fmt: skip
@@ -82,26 +82,60 @@ class _KindChecker:
         return Kind.TYPE
 
 
+def check_signature(fn: Function, scope: Collection[TypeVar] = ()) -> None:
+    """Kind-check what ``fn`` declares (its parameters' types and its result type), with its
+    type parameters and ``scope`` bound."""
+    bound = set(scope) | set(fn.type_params)
+    for p in fn.params:
+        if p.type_annotation is not None:
+            check_type(p.type_annotation, bound, p.span, f"annotation of parameter %{p.name_hint}")
+    if fn.ret_type is not None:
+        check_type(fn.ret_type, bound, fn.span, "return type")
+
+
+def check_operator(module: Module, name: str) -> None:
+    """Kind-check the declaration of operator ``@name``. Declarations keep no position, so
+    an error points at the operator's first use (and has none when it is never used)."""
+    try:
+        check_type(module.op_decls[name], set(), None, f"declared type of operator @{name}")
+    except KindError as err:
+        uses = (node.span for fn in module.functions.values() for node in post_order(fn) if isinstance(node, Op) and node.name == name)
+        raise KindError(err.message, next(uses, None)) from None
+
+
+def interface_kind_errors(module: Module) -> list[KindError]:
+    """The kind errors in what globals see of each other: operator declarations and the
+    declared types of globals (one error per declaration). The type checker reports these
+    first, so that no ill-kinded type reaches the checking of another global."""
+    errors = [err for name in module.op_decls for err in _caught(check_operator, module, name)]
+    return errors + [err for fn in module.functions.values() for err in _caught(check_signature, fn)]
+
+
+def _caught(check: Callable[..., None], *args: Any) -> list[KindError]:
+    try:
+        check(*args)
+    except KindError as err:
+        return [err]
+    return []
+
+
 def check_kinds(module: Module) -> None:
     """Kind-check every type written in ``module``, each in the scope of its type parameters.
 
     Raises ``KindError`` with the span of the first ill-kinded annotation.
     """
-    for ty in module.op_decls.values():
-        check_type(ty, set(), None, "operator declaration")
+    for name in module.op_decls:
+        check_operator(module, name)
     for fn in module.functions.values():
-        params: set[int] = set()
         stack: list[tuple[Expr, frozenset]] = [(fn, frozenset())]
         while stack:
             node, scope = stack.pop()
             if isinstance(node, Function):
-                scope = scope | set(node.type_params)
-                params.update(id(p) for p in node.params)
-                if node.ret_type is not None:
-                    check_type(node.ret_type, scope, node.span, "return type")
-            elif isinstance(node, Var) and node.type_annotation is not None:
-                role = "parameter " if id(node) in params else ""
-                check_type(node.type_annotation, scope, node.span, f"annotation of {role}%{node.name_hint}")
+                check_signature(node, scope)
+                stack.append((node.body, scope | set(node.type_params)))
+                continue
+            if isinstance(node, Let) and node.var.type_annotation is not None:
+                check_type(node.var.type_annotation, scope, node.var.span, f"annotation of %{node.var.name_hint}")
             elif isinstance(node, (Ascribe, Zero)):
                 check_type(node.type, scope, node.span, f"type of {type(node).__name__}")
-            stack.extend((child, scope) for child in node.children())
+            stack.extend((child, scope) for child in node.children() if not isinstance(child, Var))

@@ -3,6 +3,10 @@
 import pytest
 
 import relayish
+from relayish.dims import MAX_SIZE
+
+HUGE = "9" * 5_000
+BIG = "9" * 4_000  # a product of two is past the 4,300 digits Python prints: fmt crashed on it
 
 # (text, line, column, words the message must contain)
 CASES = [
@@ -38,6 +42,19 @@ CASES = [
     ("def @f(%x) {\n  @sum(%x, axis=1, axis=2)\n}\n", 2, 20, "attribute axis is given twice"),
     ("operator @g : (a) -> a\n", 1, 16, "unknown type variable a"),
     ("def @f(%x) {\n  %x\n", 2, 5, "expected '}', found end of input"),
+    # Limits (docs/text-format.md): numbers past Python's 4,300-digit conversion limit and
+    # attribute tuples 100,000 deep once raised ValueError and RecursionError.
+    (f"def @f(%x) {{\n  {HUGE}\n}}\n", 2, 3, "99999999999999999999... (5,000 characters) does not fit IntType(32): its range is"),
+    (f"def @f(%x) {{\n  -{HUGE}i64\n}}\n", 2, 4, "-9999999999999999999... (5,001 characters) does not fit IntType(64)"),
+    (f"def @f(%x) {{\n  tensor(IntType(8), Shape(1), [{HUGE}])\n}}\n", 2, 33, "(5,000 characters) is not a valid IntType(8) element"),
+    (f"def @f(%x: Tensor(FloatType(32), Shape({HUGE}))) {{\n  %x\n}}\n", 1, 40, "a dimension may have at most 100 digits"),
+    (f"def @f(%x: Tensor(IntType({HUGE}), Shape())) {{\n  %x\n}}\n", 1, 27, "a bit width may have at most 100 digits"),
+    (f"def @f(%x) {{\n  %x[{HUGE}]\n}}\n", 2, 6, "a tuple index may have at most 100 digits"),
+    (f"def @f(%x) {{\n  @sum(%x, axis={HUGE})\n}}\n", 2, 17, "an attribute integer may have at most 100 digits"),
+    (f"def @f(%x: Tensor(FloatType(32), Shape({BIG} * {BIG}))) {{\n  %x\n}}\n", 1, 40, "a dimension may have at most 100 digits"),
+    (f"def @f(%x: Tensor(FloatType(32), Shape({'9' * 60} * {'9' * 60}))) {{\n  %x\n}}\n", 1, 101,
+     "a dimension's constants and coefficients may have at most 100 digits"),
+    ("def @f(%x) {\n  @sum(%x, axis=" + "(" * 100_000 + "1" + ")" * 100_000 + ")\n}\n", 2, 49, "attribute tuples may nest at most 32 deep"),
 ]
 
 
@@ -62,3 +79,32 @@ def test_parse_error_is_a_relay_error():
 def test_parse_rejects_non_text():
     with pytest.raises(TypeError):
         relayish.parse(b"def @f() { 1 }")
+
+
+def test_leading_zeros_do_not_count_as_digits():
+    zeros = "0" * 5_000
+    module = relayish.parse(f"def @f(%x) {{ {zeros}7 + @sum(%x, axis=-{zeros}1) }}")
+    assert relayish.astext(module) == "def @f(%x) {\n  7 + @sum(%x, axis=-1)\n}\n"
+
+
+def _at(text: str, err: relayish.ParseError) -> str:
+    """The text at an error's position."""
+    line = text.split("\n")[err.span.line - 1]
+    return line[err.span.col - 1 :]
+
+
+def test_a_dimension_past_the_size_limit_is_refused_at_its_operator():
+    """Floor divisions add up: 250 of them are past MAX_SIZE terms and atoms."""
+    dims = " + ".join(f"n // {k}" for k in range(2, 252))
+    text = f"def @f[n: Dim](%x: Tensor(FloatType(32), Shape({dims}))) {{\n  %x\n}}\n"
+    with pytest.raises(relayish.ParseError, match=f"a dimension may have at most {MAX_SIZE:,} terms and atoms") as info:
+        relayish.parse(text)
+    assert _at(text, info.value).startswith("+ n // ")
+
+
+def test_a_product_too_big_to_multiply_out_is_refused_before_it_is():
+    powers = " + ".join("*".join(["n"] * k) or "1" for k in range(40))
+    text = f"def @f[n: Dim](%x: Tensor(FloatType(32), Shape(({powers}) * ({powers})))) {{\n  %x\n}}\n"
+    with pytest.raises(relayish.ParseError, match=f"at most {MAX_SIZE:,} terms") as info:
+        relayish.parse(text)
+    assert _at(text, info.value).startswith("* (")
