@@ -23,7 +23,7 @@ from relayish.types import Type, TypeVar
 from .annotations import AnnotationError, to_type
 from .arguments import Misfit, check_argument, described, to_argument
 from .source import MISSING, Source
-from .tracebacks import hide_internal_frames, user_facing
+from relayish.tracebacks import hide_internal_frames, user_facing
 from .translate import Callee, ModelContext, Translator, hint_of_type
 
 PYTHON_MODE = contextvars.ContextVar("relayish_python_mode", default=False)

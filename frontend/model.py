@@ -23,7 +23,7 @@ from relayish.types import Shape, TensorType, Type
 
 from .arguments import one_number
 from .function import PYTHON_MODE, Decorated, build_module, run, unique_name
-from .tracebacks import user_facing
+from relayish.tracebacks import user_facing
 from .translate import Layer, LayerSite, ModelContext, Translator
 
 

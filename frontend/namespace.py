@@ -17,7 +17,7 @@ from .model import (
     Model, RelayModel, create_model, export_model, load_model, model_grad, update_model_params,
 )  # fmt: skip
 from .subset import did_you_mean, relay_names
-from .tracebacks import user_facing
+from relayish.tracebacks import user_facing
 from .translate import ALIASES, LAYERS, Translator
 
 

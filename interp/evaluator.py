@@ -24,6 +24,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from relayish.tracebacks import user_facing
 from relayish.dims import Dim
 from relayish.errors import RelayError, RelayRuntimeError, Span, StepLimitError
 from relayish.expr import (
@@ -270,6 +271,7 @@ def result_tensors(op: OpDef, args: list[Any], attrs: Any) -> list[tuple[tuple[i
     return found
 
 
+@user_facing
 def evaluate(module: Module, name: str, *args: Any, max_calls: int | None = None) -> Any:
     """Type-check ``module`` and run its global ``@name`` on NumPy arguments.
 

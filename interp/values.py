@@ -138,7 +138,8 @@ def _check_tensor(t: TensorType, v: Any, dims: dict[TypeVar, int], what: str, pe
         raise _mismatch(what, t, v, hint=" (pass a NumPy array, e.g. np.float32(1.0))")
     array = np.asarray(v)
     if isinstance(t.dtype, BaseType) and array.dtype != t.dtype.to_numpy():
-        raise _mismatch(what, t, v)
+        want = t.dtype.to_numpy().name
+        raise _mismatch(what, t, v, hint=f" (pass {want} values: convert with .astype(np.{want}))")
     if isinstance(t.shape, Shape):
         if array.ndim != t.shape.rank:
             raise _mismatch(what, t, v)

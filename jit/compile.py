@@ -18,6 +18,7 @@ from typing import Any
 
 from interp.evaluator import Evaluator, prepared
 from interp.values import check_arguments
+from relayish.tracebacks import user_facing
 from relayish.errors import RelayRuntimeError
 from relayish.module import Module
 
@@ -87,6 +88,7 @@ class CompiledFunction:
         """The optimized program this function runs (its globals) and its fused kernels."""
         return explain(self.module, self.name, self.opt_level)
 
+    @user_facing
     def __call__(self, *args: Any) -> Any:
         if len(args) != len(self.params):
             raise RelayRuntimeError(f"@{self.name} takes {len(self.params)} arguments, got {len(args)}")
@@ -209,6 +211,7 @@ def value_type(value: Any) -> Any:
     return type(value)
 
 
+@user_facing
 def compile(module: Module, name: str, target: str = "cpu",  # noqa: A001 - the public name
             opt_level: int = DEFAULT_OPT_LEVEL, max_calls: int | None = None,
             tiered: bool | None = None) -> CompiledFunction:

@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{where}: {err}", file=sys.stderr)
         return err.status
     except Exception as err:  # a bug in relayish: still one line, unless asked for the traceback
-        from frontend.tracebacks import filtering
+        from .tracebacks import filtering
 
         if not filtering():
             raise

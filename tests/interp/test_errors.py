@@ -230,3 +230,19 @@ def test_a_runtime_error_deep_in_recursion() -> None:
     err = runtime_error(DEEP, np.array(3000, np.int32), filename="deep.rly")
     assert err.span is not None and err.span.line == 2
     assert_mentions(err.message, "@count")
+
+
+def test_evaluate_and_compiled_calls_show_the_users_frames_and_say_how_to_fix_a_dtype():
+    """relayish.evaluate and compiled functions raise from the user's line, with the fix in the
+    message (a float64 array for a float32 parameter), not from twenty frames of ours."""
+    import traceback
+
+    module = relayish.parse("def @main(%x: Tensor(FloatType(32), Shape(3))) { @sum(%x) }")
+    compiled = relayish.compile(module, "main")
+    for run in (lambda: relayish.evaluate(module, "main", np.ones(3)), lambda: compiled(np.ones(3))):
+        with pytest.raises(relayish.RelayRuntimeError, match=r"argument %x of @main: .*Shape\(3\)\), got "
+                           r".*\(pass float32 values: convert with \.astype\(np\.float32\)\)") as info:
+            run()
+        files = {frame.filename for frame in traceback.extract_tb(info.value.__traceback__)}
+        assert files == {__file__}, files  # this test's frames only (the lambda and the raises block)
+        assert info.value.__cause__ is None and info.value.__suppress_context__

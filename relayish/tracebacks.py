@@ -1,4 +1,5 @@
-"""Errors at the frontend's entry points show the user's frames only, as JAX's do.
+"""Errors at the public entry points (``@relay`` functions, ``relayish.evaluate``,
+``relayish.compile`` and what it returns) show the user's frames only, as JAX's do.
 
 A ``RelayError`` describes the user's mistake (and says where in their code it is); the
 frames of relayish's own code between the user's call and the ``raise`` are noise to them.
@@ -50,7 +51,7 @@ def hide_internal_frames(err: BaseException) -> None:
 
 
 def user_facing(fn: Callable) -> Callable:
-    """An entry point of the frontend: a ``RelayError`` it raises shows the user's frames only."""
+    """A public entry point: a ``RelayError`` it raises shows the user's frames only."""
     @functools.wraps(fn)
     def entry(*args: Any, **kwargs: Any) -> Any:
         try:
