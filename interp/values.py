@@ -145,10 +145,11 @@ def _check_tensor(t: TensorType, v: Any, dims: dict[TypeVar, int], what: str, pe
             raise _mismatch(what, t, v)
         for axis, (dim, size) in enumerate(zip(t.shape.dims, array.shape)):
             known = _known(dim, dims)
+            lone = None if known.value is not None else _lone_var(known)
             if known.value is not None:
                 _compare(_Pending(dim, size, axis, what, t, v), known.value)
-            elif _lone_var(known) is not None:
-                dims[_lone_var(known)] = size
+            elif lone is not None:
+                dims[lone] = size
             else:
                 pending.append(_Pending(dim, size, axis, what, t, v))
     return array
