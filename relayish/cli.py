@@ -143,14 +143,14 @@ def _explain(args: argparse.Namespace) -> int:
 def _difftest(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .testing.difftest import run
+    from .testing.difftest import run_jobs
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CliError(f"--out {args.out} is not a directory", status=2)
     others = list(args.backend or ["roundtrip"]) + [f"pass:{spec}" for spec in args.passes or []]
     try:
-        report = run(args.examples, args.seed, others, out, wrong=args.wrong_arguments)
+        report = run_jobs(args.examples, args.seed, others, out, wrong=args.wrong_arguments, jobs=args.jobs)
     except ValueError as err:
         raise CliError(str(err), status=2) from None
     except OSError as err:
@@ -213,6 +213,8 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("--wrong-arguments", type=_fraction, default=0.0, metavar="FRACTION",
                       help="call this fraction of the programs with an argument of another size or dtype than its "
                            "type: every backend must refuse it alike (default: 0)")
+    diff.add_argument("--jobs", type=_positive, default=1,
+                      help="split the programs over this many processes; job k uses seed SEED+k (default: 1)")
     diff.set_defaults(run=_difftest)
     return parser
 

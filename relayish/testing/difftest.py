@@ -1,11 +1,13 @@
 """``relayish difftest``: generated programs through several backends, against the evaluator.
 
-Each generated program (``strategies.programs``) runs in the reference evaluator and in
-every other chosen backend on the same arguments; results must agree (``check_equivalent``).
-Backends are named: ``roundtrip`` evaluates the program after printing and parsing its
-typed text; ``pass:MODULE:FUNCTION`` evaluates the output of your IR-to-IR pass; ``jit``
-and ``cuda`` run the compiled program (CUDA: on a GPU, or with ``NUMBA_ENABLE_CUDASIM=1``). A failure is minimized (``minimize``) and written to a ``.rly``
-file whose comments hold the error and the arguments, so it can be re-run and read.
+Each generated program (``strategies.random_programs``: a seed gives the same programs in any
+process) runs in the reference evaluator and in every other chosen backend on the same
+arguments; results must agree (``check_equivalent``). Backends are named: ``roundtrip``
+evaluates the program after printing and parsing its typed text; ``pass:MODULE:FUNCTION``
+evaluates the output of your IR-to-IR pass; ``jit`` and ``cuda`` run the compiled program
+(CUDA: on a GPU, or with ``NUMBA_ENABLE_CUDASIM=1``). A failure is minimized (``minimize``)
+and written to a ``.rly`` file whose comments hold the error and the arguments, so it can be
+re-run and read. ``--jobs N`` splits the programs over N processes (``run_jobs``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import collections
 import functools
 import importlib
+import itertools
+import multiprocessing
 import statistics
 import time
 from pathlib import Path
@@ -30,8 +34,9 @@ from ..module import Module
 from ..ops.registry import all_ops
 from ..parser import parse
 from ..printer import astext
+from ..types import FloatType
 from .checks import EquivalenceError, check_equivalent, minimized_failure
-from .strategies import Features, Program, coverage, programs
+from .strategies import DEFAULT_DTYPES, Features, Program, coverage, random_programs
 
 REFERENCE = "interp"
 
@@ -101,6 +106,7 @@ class Report:
 
     seed: int
     backends: list[str]
+    jobs: int = 1  # processes; job k used seed ``seed + k``
     checked: int = 0
     seconds: float = 0.0
     backend_seconds: dict[str, float] = attrs.Factory(dict)
@@ -117,11 +123,13 @@ class Report:
         ops = set(all_ops())
         missing_nodes = sorted(n for n in nodes if not self.coverage[n])
         per = 1000 * self.seconds / max(self.checked, 1)
+        seeds = f"seed {self.seed}" if self.jobs == 1 else f"seeds {self.seed}-{self.seed + self.jobs - 1} ({self.jobs} processes)"
         rows = [
-            f"relayish difftest: seed {self.seed}; {self.backends[0]} (reference) against {', '.join(self.backends[1:])}",
+            f"relayish difftest: {seeds}; {self.backends[0]} (reference) against {', '.join(self.backends[1:])}",
             f"{'programs checked':<22}{self.checked}",
             f"{'failures':<22}{0 if self.failure is None else 1}",
-            f"{'time':<22}{self.seconds:.1f} s ({per:.0f} ms a program, generation and checking included)",
+            f"{'time':<22}{self.seconds:.1f} s ({per:.0f} ms a program, generation and checking included"
+            f"{'' if self.jobs == 1 else ', wall clock over all processes'})",
             *(f"  {name + ':':<20} {seconds:.1f} s" for name, seconds in self.backend_seconds.items()),
         ]
         if self.wrong:
@@ -134,7 +142,8 @@ class Report:
         rows.append(f"{'expression nodes':<22}{len(nodes) - len(missing_nodes)} of {len(nodes)} kinds{missing}")
         rows.append(f"{'operators':<22}{sum(1 for op in ops if self.coverage['@' + op])} of {len(ops)}")
         if self.failure is not None:
-            rows += ["", f"FAILED, minimized program written to {self.failure_file}:", self.failure]
+            where = f"minimized program written to {self.failure_file}" if self.failure_file else "no program written"
+            rows += ["", f"FAILED, {where}:", self.failure]
         return rows
 
 
@@ -166,33 +175,34 @@ def wrong_arguments(args: tuple, rng: np.random.Generator) -> tuple | None:
     return args[:i] + (value,) + args[i + 1:]
 
 
+def default_features(backends: list[str]) -> Features:
+    """Every construct, ``Grad`` included; no float16 where CUDA runs (it has no float16 kernels
+    and refuses them with a clear error, tested in tests/cuda)."""
+    if "cuda" in backends:
+        return Features(grad=True, dtypes=tuple(d for d in DEFAULT_DTYPES if d != FloatType(16)))
+    return Features(grad=True)
+
+
 def run(examples: int, seed: int, others: list[str], out_dir: Path, features: Features | None = None,
         wrong: float = 0.0) -> Report:
-    """Check ``examples`` generated programs (hypothesis seed ``seed``; every construct,
-    ``Grad`` included, unless ``features`` says otherwise) in the evaluator and in each
-    backend of ``others``; a failure is minimized and written under ``out_dir``. A fraction
-    ``wrong`` of the programs get arguments that break their types (``wrong_arguments``):
-    every backend must refuse them alike, or compute alike where they fit after all."""
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import seed as with_seed
-    from hypothesis import strategies as st
-
+    """Check ``examples`` generated programs (``random_programs(seed)`` with ``features``,
+    by default ``default_features``) in the evaluator and in each
+    backend of ``others``; the first failure is minimized and written under ``out_dir``. A
+    fraction ``wrong`` of the programs get arguments that break their types
+    (``wrong_arguments``): every backend must refuse them alike, or compute alike where they
+    fit after all."""
     names = [REFERENCE] + [name for name in others if name != REFERENCE]
     timed = {name: _Timed(backend(name)) for name in names}
     report = Report(seed, names)
-    failing: list[Program] = []
+    rng = np.random.default_rng([seed, 1])  # the wrong arguments; programs come from ``seed`` alone
 
     def check_all(program: Program, runners: dict[str, _Timed]) -> None:
         for name in names[1:]:
             check_equivalent(program.module, program.module, program.entry, program.args,
                              backend_a=runners[name], backend_b=runners[REFERENCE])
 
-    @with_seed(seed)
-    @settings(max_examples=examples, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
-    @given(programs(features or Features(grad=True)), st.integers(0, 2**32 - 1))
-    def each(program: Program, draw: int) -> None:
-        rng = np.random.default_rng(draw)
+    start = time.perf_counter()
+    for program in itertools.islice(random_programs(seed, features or default_features(names)), examples):
         changed = wrong_arguments(program.args, rng) if rng.random() < wrong else None
         if changed is not None:
             program = attrs.evolve(program, args=changed)
@@ -204,29 +214,65 @@ def run(examples: int, seed: int, others: list[str], out_dir: Path, features: Fe
         report.checked += 1
         try:
             check_all(program, timed)
-        except EquivalenceError:
-            failing.append(program)
-            raise
+        except EquivalenceError as error:
+            failed = program
+
+            def again(module: Module, max_calls: int | None) -> None:
+                check_all(attrs.evolve(failed, module=module), {n: _Timed(backend(n), max_calls) for n in names})
+
+            small, final = minimized_failure(again, failed.module, failed.entry, error)
+            out_dir.mkdir(parents=True, exist_ok=True)
+            report.failure_file = out_dir / f"difftest-seed{seed}.rly"
+            report.failure = _failure_text(attrs.evolve(failed, module=small), failed.module, final, names, seed)
+            report.failure_file.write_text(report.failure + "\n", encoding="utf-8")
+            break
         if changed is not None:
             try:
                 evaluate(program.module, program.entry, *program.args)
             except RelayRuntimeError:
                 report.refused += 1
-
-    start = time.perf_counter()
-    try:
-        each()
-    except EquivalenceError as error:
-        program = failing[-1]
-
-        def again(module: Module, max_calls: int | None) -> None:
-            check_all(attrs.evolve(program, module=module), {n: _Timed(backend(n), max_calls) for n in names})
-
-        small, final = minimized_failure(again, program.module, program.entry, error)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        report.failure_file = out_dir / f"difftest-seed{seed}.rly"
-        report.failure = _failure_text(attrs.evolve(program, module=small), program.module, final, names, seed)
-        report.failure_file.write_text(report.failure + "\n", encoding="utf-8")
     report.seconds = time.perf_counter() - start
     report.backend_seconds = {name: runner.seconds for name, runner in timed.items()}
     return report
+
+
+def _share(examples: int, seed: int, others: list[str], out_dir: Path, features: Features | None, wrong: float,
+           jobs: int, k: int) -> Report:
+    """Job ``k`` of ``jobs``: its part of the programs, with seed ``seed + k``."""
+    return run(examples // jobs + (k < examples % jobs), seed + k, others, out_dir, features, wrong)
+
+
+def run_jobs(examples: int, seed: int, others: list[str], out_dir: Path, features: Features | None = None,
+             wrong: float = 0.0, jobs: int = 1) -> Report:
+    """``run`` split over ``jobs`` processes (job k: seed ``seed + k``), one merged report.
+
+    Processes, not threads: the backends compile and run under the GIL. A job whose process
+    dies (a crash in compiled code) is a failure of the whole run, named by its seed."""
+    jobs = max(1, min(jobs, examples))
+    if jobs == 1:
+        return run(examples, seed, others, out_dir, features, wrong)
+    from concurrent.futures import ProcessPoolExecutor
+
+    start = time.perf_counter()
+    merged = Report(seed, [REFERENCE] + [name for name in others if name != REFERENCE], jobs=jobs)
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(_share, examples, seed, others, out_dir, features, wrong, jobs, k) for k in range(jobs)]
+        for k, future in enumerate(futures):
+            try:
+                part = future.result()
+            except Exception as error:  # noqa: BLE001 - a dead worker; the run must fail, not stop here
+                if merged.failure is None:
+                    merged.failure = f"job {k} (seed {seed + k}) ended without a report: {type(error).__name__}: {error}"
+                continue
+            merged.checked += part.checked
+            merged.wrong += part.wrong
+            merged.refused += part.refused
+            merged.sizes += part.sizes
+            merged.op_calls += part.op_calls
+            merged.coverage.update(part.coverage)
+            for name, seconds in part.backend_seconds.items():
+                merged.backend_seconds[name] = merged.backend_seconds.get(name, 0.0) + seconds
+            if merged.failure is None and part.failure is not None:
+                merged.failure, merged.failure_file = part.failure, part.failure_file
+    merged.seconds = time.perf_counter() - start
+    return merged

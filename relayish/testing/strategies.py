@@ -19,6 +19,8 @@ Public API:
 - ``programs(features) -> SearchStrategy[Program]``: a module with arguments for ``@main``
   (``relayish.testing.inputs.example_inputs``: values that keep ``log``, ``sqrt``, ``div``
   and ``pow`` in their domains);
+- ``random_programs(seed, features) -> Iterator[Program]``: the same programs drawn from NumPy's
+  generator instead of hypothesis, for tools whose seed must reproduce (``relayish difftest``);
 - ``coverage(module) -> Counter``: the expression nodes and operators a module contains.
 
 Like ``ir_strategies``, a module is decoded from one hypothesis byte string (see
@@ -28,7 +30,7 @@ Like ``ir_strategies``, a module is decoded from one hypothesis byte string (see
 from __future__ import annotations
 
 import collections
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import attrs
 import numpy as np
@@ -636,6 +638,21 @@ def programs(features: Features | None = None, **overrides: Any) -> st.SearchStr
         return Program(module, "main", example_inputs(module["main"], seed=draw(st.integers(0, 2**32 - 1))))
 
     return program()
+
+
+def random_programs(seed: int, features: Features | None = None, **overrides: Any) -> Iterator[Program]:
+    """An endless stream of the programs ``programs`` makes, decoded from uniformly random bytes
+    of ``np.random.default_rng(seed)``: the same seed gives the same programs in any process.
+    (Hypothesis mixes constants found in every imported local module into its draws, so its
+    examples for one seed change with what the process has imported.) Uniform bytes give
+    programs of the sizes hypothesis's do (median about 85 nodes, every operator in 200)."""
+    from .inputs import example_inputs
+
+    chosen = attrs.evolve(features or Features(), **overrides)
+    rng = np.random.default_rng(seed)
+    while True:
+        module = _Generator(Stream(rng.bytes(STREAM_BYTES)), chosen).module()
+        yield Program(module, "main", example_inputs(module["main"], seed=int(rng.integers(2**32))))
 
 
 def coverage(module: Module) -> collections.Counter:

@@ -24,6 +24,10 @@ BROKEN_PASS = textwrap.dedent('''
 
     def identity(module):
         return module
+
+    def die(module):
+        import os
+        os._exit(3)
 ''')
 
 
@@ -69,6 +73,35 @@ def test_difftest_reports_a_pass_it_cannot_load(capsys):
     assert "cannot load the pass 'no_such_module_here:f'" in capsys.readouterr().err
     assert main(["difftest", "--examples", "1", "--pass", "nocolon"]) == 2
     assert "--pass needs MODULE:FUNCTION" in capsys.readouterr().err
+
+
+def test_jobs_split_the_programs_over_processes_with_consecutive_seeds(tmp_path):
+    """Two processes with seeds 5 and 6 check exactly the programs of two one-process runs."""
+    from relayish.testing.difftest import run, run_jobs
+
+    both = run_jobs(9, 5, ["roundtrip"], tmp_path, jobs=2)
+    alone = [run(5, 5, ["roundtrip"], tmp_path), run(4, 6, ["roundtrip"], tmp_path)]
+    assert both.checked == 9 and both.jobs == 2 and both.failure is None
+    assert sorted(both.sizes) == sorted(alone[0].sizes + alone[1].sizes)
+    assert both.coverage == alone[0].coverage + alone[1].coverage
+    assert "seeds 5-6 (2 processes)" in both.lines()[0]
+
+
+def test_programs_for_cuda_leave_out_float16_which_it_refuses():
+    from relayish.testing.difftest import default_features
+    from relayish.types import FloatType
+
+    assert FloatType(16) in default_features(["interp", "jit"]).dtypes
+    assert FloatType(16) not in default_features(["interp", "cuda"]).dtypes
+    assert default_features(["interp", "cuda"]).grad
+
+
+def test_a_job_whose_process_dies_fails_the_run(capsys, tmp_path, monkeypatch):
+    (tmp_path / "user_passes.py").write_text(BROKEN_PASS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["difftest", "--examples", "4", "--jobs", "2", "--pass", "user_passes:die", "--out", str(tmp_path)]) == 1
+    printed = capsys.readouterr().out
+    assert "failures              1" in printed and "ended without a report: BrokenProcessPool" in printed
 
 
 def test_wrong_arguments_change_one_tensor_and_nothing_else():
