@@ -6,7 +6,7 @@ dtype within its range, an int or a float for a float dtype within its range (ro
 nearest value, as every float is), a bool for ``Bool``. A float never becomes an int (not
 even 2.0: relayish turns no float into an int unasked, as a float literal never meets an
 integer tensor), and a bool is not a number. NumPy values are not converted: their dtype
-must be the parameter's, and ``check_argument`` says what is wrong with one that is not.
+must be the parameter's, and ``misfit`` words what the backends' check found wrong with one that is not.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from relayish.dims import Dim
+from interp.values import ArgumentMismatch
 from relayish.errors import RelayRuntimeError
 from relayish.printer import astext, dim_text
 from relayish.types import BaseType, Shape, TensorType, TupleType, Type
@@ -142,31 +142,17 @@ def _array_words(array: np.ndarray) -> str:
     return f"{words} scalar" if array.ndim == 0 else f"{words} array of shape {array.shape}"
 
 
-def check_argument(value: Any, ty: Type | None, name: str, dims: dict) -> None:
-    """``Misfit`` when ``value`` (converted by ``to_argument``) is not of type ``ty``; ``name``
-    is how the fix refers to it, ``dims`` binds dimension variables across the arguments."""
-    if isinstance(ty, TupleType):
-        if not isinstance(value, tuple) or len(value) != len(ty.fields):
-            raise Misfit(f"got {shown(value)}: pass a tuple of {len(ty.fields)} values")
-        for i, (v, f) in enumerate(zip(value, ty.fields)):
-            _field(i, check_argument, v, f, f"{name}[{i}]", dims)
-        return
-    if not isinstance(ty, TensorType):
-        return
-    array = np.asarray(value)
-    if isinstance(ty.dtype, BaseType) and array.dtype != ty.dtype.to_numpy():
+def misfit(err: ArgumentMismatch, name: str) -> str:
+    """What the backends' argument check (``interp.values.check_value``) found, in the words
+    of a user who called the parameter ``name``: ``got ...: how to fix it``."""
+    fields = "".join(f"field {i}: " for i in err.path)
+    value, ty = err.field, err.expected
+    if err.why == "tuple":
+        return f"{fields}got {shown(value)}: pass a tuple of {len(ty.fields)} values"
+    if err.why == "kind":
+        return f"{fields}got {shown(value)}, which is not {described(ty)}"
+    words = _array_words(np.asarray(value))
+    if err.why == "dtype":
         want = ty.dtype.to_numpy()
-        raise Misfit(f"got {_array_words(array)}: pass np.{want} values: {name}.astype(np.{want})")
-    if not isinstance(ty.shape, Shape):
-        return
-    if array.ndim != ty.shape.rank:
-        raise Misfit(f"got {_array_words(array)}, of rank {array.ndim} instead of {ty.shape.rank}")
-    for axis, (dim, size) in enumerate(zip(ty.shape.dims, array.shape)):
-        if dim.value is not None and dim.value != size:
-            raise Misfit(f"got {_array_words(array)}: dimension {axis} must be {dim.value}")
-        free = dim.free_vars()
-        if len(free) == 1 and dim == Dim.atom(next(iter(free))):
-            var = next(iter(free))
-            if dims.setdefault(var, size) != size:
-                raise Misfit(f"got {_array_words(array)}: dimension {axis} is {size}, but {dim_text(dim)} is "
-                             f"{dims[var]} in an earlier argument")
+        return f"{fields}got {words}: pass np.{want} values: {name}{''.join(f'[{i}]' for i in err.path)}.astype(np.{want})"
+    return f"{fields}got {words}{', of' if err.why == 'rank' else ':'} {err.detail}"

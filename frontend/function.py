@@ -16,12 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from interp.values import ArgumentMismatch, CallCheck, check_value, settle
 from relayish.errors import FrontendError, RelayError, RelayRuntimeError
 from relayish.module import Module
 from relayish.types import Type, TypeVar
 
 from .annotations import AnnotationError, to_type
-from .arguments import Misfit, check_argument, described, to_argument
+from .arguments import Misfit, described, misfit, to_argument
 from .source import MISSING, Source
 from relayish.tracebacks import hide_internal_frames, user_facing
 from .translate import Callee, ModelContext, Translator, hint_of_type
@@ -269,17 +270,29 @@ class Runner:
 
     def check_arguments(self, args: tuple) -> None:
         """Raise the error for the first argument that does not fit its parameter, naming the
-        parameter where the user's ``def`` declares it."""
+        parameter where the user's ``def`` declares it (the backends' own check, worded for
+        the user's annotations)."""
         dims: dict = {}
-        source = self.fn.source
-        for arg, value, ty in zip(source.node.args.args, args, self.types):
-            try:
-                check_argument(to_argument(value, ty), ty, arg.arg, dims)
-            except Misfit as misfit:
-                annotation = arg.annotation
-                written = annotation.value if isinstance(annotation, ast.Constant) else ast.unparse(annotation)
-                raise RelayRuntimeError(f"argument {arg.arg} of {self.label}: expected {written} ({described(ty)}), "
-                                        f"{misfit}", source.span(arg)) from None
+        call = CallCheck()
+        params = self.fn.source.node.args.args
+        try:
+            for arg, value, ty in zip(params, args, self.types):
+                try:
+                    converted = to_argument(value, ty)
+                    if ty is not None:
+                        check_value(ty, converted, dims, f"argument {arg.arg}", call)
+                except Misfit as err:
+                    raise self.refused(arg, ty, str(err)) from None
+            settle(call, dims)
+        except ArgumentMismatch as err:
+            arg, ty = next((a, t) for a, t in zip(params, self.types) if f"argument {a.arg}" == err.what)
+            raise self.refused(arg, ty, misfit(err, arg.arg)) from None
+
+    def refused(self, arg: ast.arg, ty: Type, why: str) -> RelayRuntimeError:
+        annotation = arg.annotation
+        written = annotation.value if isinstance(annotation, ast.Constant) else ast.unparse(annotation)
+        return RelayRuntimeError(f"argument {arg.arg} of {self.label}: expected {written} ({described(ty)}), {why}",
+                                 self.fn.source.span(arg))
 
 
 def unique_name(name: str, taken: set[str]) -> str:

@@ -378,7 +378,7 @@ def test_a_dimension_variable_bound_by_an_earlier_argument():
         E.takes_two_of_one_length(np.ones(3, np.float32), np.ones(4, np.float32))
     assert info.value.message == ("argument y of takes_two_of_one_length: expected Tensor[Float, (N,)] (a float32 "
                                   "tensor of shape (N,)), got a float32 array of shape (4,): dimension 0 is 4, but N "
-                                  "is 3 in an earlier argument")
+                                  "is 3 in argument x")
     assert info.value.span.line == locate("takes_two_of_one_length", "y: Tensor")[0]
 
 
