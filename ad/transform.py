@@ -421,16 +421,13 @@ def _lift_zero(ty: Type) -> Expr:
 # whole modules --------------------------------------------------------------------------------
 
 
-def _grads(fn: Function) -> Iterator[Grad]:
-    return (node for node in post_order(fn) if isinstance(node, Grad))
-
-
 def _next_grad(module: Module) -> tuple[str, Grad] | None:
     """A Grad with no Grad inside it and none in the globals it reaches (those go first)."""
-    with_grads = {name for name, fn in module.functions.items() if any(True for _ in _grads(fn))}
+    grads = {name: [node for node in post_order(fn) if isinstance(node, Grad)] for name, fn in module.functions.items()}
+    with_grads = {name for name, found in grads.items() if found}
     blocked = False
-    for name, fn in module.functions.items():
-        for node in _grads(fn):
+    for name, found in grads.items():
+        for node in found:
             inner = any(isinstance(n, Grad) for n in post_order(node.func))
             if inner:
                 continue

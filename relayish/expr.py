@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Mapping
 
 import attrs
 import numpy as np
@@ -27,7 +27,7 @@ def _span_field():
 
 
 @functools.cache
-def _field_names(cls: type) -> tuple[str, ...]:
+def field_names(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in attrs.fields(cls) if f.name != "span")
 
 
@@ -36,16 +36,16 @@ class Expr:
 
     __slots__ = ()
 
-    def children(self) -> Iterator[Expr]:
-        """Direct sub-expressions in field order."""
-        for name in _field_names(type(self)):
+    def children(self) -> tuple[Expr, ...]:
+        """Direct sub-expressions in field order (a tuple: every traversal calls this per node)."""
+        found: list[Expr] = []
+        for name in field_names(type(self)):
             value = getattr(self, name)
             if isinstance(value, Expr):
-                yield value
+                found.append(value)
             elif isinstance(value, tuple):
-                for item in value:
-                    if isinstance(item, Expr):
-                        yield item
+                found.extend(item for item in value if isinstance(item, Expr))
+        return tuple(found)
 
     def __repr__(self) -> str:
         from .printer import astext

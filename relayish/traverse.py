@@ -6,11 +6,11 @@ Nothing here recurses in Python, so a 100,000-deep let chain is as safe as a sho
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Generator, Iterator
+from typing import Any, Generator, Iterator, Sequence
 
 import attrs
 
-from .expr import Expr, Function, GlobalVar, Let, Var
+from .expr import Expr, Function, GlobalVar, Let, Var, field_names
 from .module import Module
 
 Step = Generator[Any, Any, Any]
@@ -52,32 +52,38 @@ def post_order(root: Expr) -> Iterator[Expr]:
     """Every distinct node once, children before parents."""
     done: set[int] = set()
     stack: list[tuple[Expr, bool]] = [(root, False)]
+    pop, push = stack.pop, stack.append
     while stack:
-        node, expanded = stack.pop()
-        if id(node) in done:
+        node, expanded = pop()
+        key = id(node)
+        if key in done:
             continue
         if expanded:
-            done.add(id(node))
+            done.add(key)
             yield node
             continue
-        stack.append((node, True))
-        stack.extend((child, False) for child in reversed(tuple(node.children())) if id(child) not in done)
+        push((node, True))
+        children = node.children()
+        for k in range(len(children) - 1, -1, -1):
+            child = children[k]
+            if id(child) not in done:
+                push((child, False))
 
 
-def with_children(node: Expr, children: list[Expr]) -> Expr:
+def with_children(node: Expr, children: Sequence[Expr]) -> Expr:
     """``node`` with its sub-expressions replaced in field order; ``node`` itself if unchanged."""
     new_children = iter(children)
     changes = {}
-    for field in attrs.fields(type(node)):
-        value = getattr(node, field.name)
+    for name in field_names(type(node)):
+        value = getattr(node, name)
         if isinstance(value, Expr):
             new = next(new_children)
             if new is not value:
-                changes[field.name] = new
+                changes[name] = new
         elif isinstance(value, tuple) and any(isinstance(v, Expr) for v in value):
             new_tuple = tuple(next(new_children) if isinstance(v, Expr) else v for v in value)
             if any(a is not b for a, b in zip(new_tuple, value)):
-                changes[field.name] = new_tuple
+                changes[name] = new_tuple
     return attrs.evolve(node, **changes) if changes else node
 
 
@@ -95,12 +101,21 @@ class ExprMutator:
         return new
 
     def mutate(self, expr: Expr) -> Expr:
-        for node in post_order(expr):
-            if id(node) in self.memo:
+        memo = self.memo
+        stack: list[tuple[Expr, tuple[Expr, ...] | None]] = [(expr, None)]
+        while stack:  # post order, as ``post_order``, keeping each node's children for its rebuild
+            node, children = stack.pop()
+            if id(node) in memo:
                 continue
-            children = [self.memo[id(c)][1] for c in node.children()]
-            self.memo[id(node)] = (node, self.rewrite(node, with_children(node, children)))
-        return self.memo[id(expr)][1]
+            if children is None:
+                children = node.children()
+                stack.append((node, children))
+                stack.extend((child, None) for child in reversed(children) if id(child) not in memo)
+                continue
+            new_children = [memo[id(c)][1] for c in children]
+            changed = any(a is not b for a, b in zip(new_children, children))
+            memo[id(node)] = (node, self.rewrite(node, with_children(node, new_children) if changed else node))
+        return memo[id(expr)][1]
 
 
 def replace(root: Expr, target: Expr, replacement: Expr) -> Expr:
@@ -143,7 +158,7 @@ def reads(node: Expr) -> tuple[Expr, ...]:
         return node.value, node.body
     if isinstance(node, Function):
         return (node.body,)
-    return tuple(node.children())
+    return node.children()
 
 
 def use_counts(*roots: Expr) -> Counter[int]:

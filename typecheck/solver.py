@@ -63,6 +63,8 @@ class Solver:
 
     def holes_in(self, ty: Type) -> bool:
         """Whether any unsolved hole remains in ``ty`` (dimensions included)."""
+        if _concrete_tensor(ty):
+            return False
         stack = [ty]
         while stack:
             t = self.shallow(stack.pop())
@@ -180,6 +182,8 @@ def map_type(ty: Type, var: Callable[[TypeVar], Any], dim: Callable[[Dim], Dim])
     """Rebuild ``ty`` with each type variable ``v`` replaced by ``var(v)`` (itself mapped
     again, so chains of solved holes resolve) and each dimension ``d`` by ``dim(d)``.
     Parts that do not change are returned as they are, not copied."""
+    if _concrete_tensor(ty):  # most types met while checking: nothing to replace
+        return ty
 
     def rebuild(t: Type):
         if isinstance(t, TypeVar):
@@ -199,6 +203,12 @@ def map_type(ty: Type, var: Callable[[TypeVar], Any], dim: Callable[[Dim], Dim])
         return t
 
     return trampoline(rebuild(ty))
+
+
+def _concrete_tensor(t: Type) -> bool:
+    """A tensor type of a known dtype and static shape: no variable anywhere in it."""
+    return isinstance(t, TensorType) and isinstance(t.dtype, BaseType) and isinstance(t.shape, Shape) \
+        and all(d.is_const for d in t.shape.dims)
 
 
 def _with_parts(t: Type, parts: list[Type]) -> Type:
