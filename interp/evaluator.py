@@ -237,7 +237,14 @@ def run_op(op: OpDef | None, name: str, args: list[Any], attrs: Any, span: Span 
         result = op.compute(*args, **op.full_attrs(attrs))  # operators silence float warnings themselves
     except (ZeroDivisionError, IndexError, ValueError, TypeError, FloatingPointError, OverflowError) as err:
         raise RelayRuntimeError(f"@{name} failed in @{global_name}: {err}", span) from None
+    except MemoryError:  # working memory (conv2d's window copy), not the result: that was checked above
+        raise RelayRuntimeError(f"@{name} ran out of memory in @{global_name}: its working memory does not fit, "
+                                f"though its result does (arguments {_shapes(args)})", span) from None
     return result
+
+
+def _shapes(args: list[Any]) -> str:
+    return ", ".join(str(np.shape(a)) for a in args)
 
 
 _RESULTS: dict[tuple, list[tuple[tuple[int, ...], np.dtype, int]]] = {}

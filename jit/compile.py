@@ -155,6 +155,9 @@ class CompiledFunction:
                                         "compiled code (tail calls are loops; relayish.evaluate has no such limit)") from None
             if isinstance(err, (ZeroDivisionError, IndexError, ValueError, OverflowError)):
                 raise RelayRuntimeError(f"@{self.name}: {type(err).__name__}: {err}") from None
+            if isinstance(err, MemoryError):  # a kernel's working memory (im2col): results are checked when lowered
+                raise RelayRuntimeError(f"@{self.name} ran out of memory: a kernel's working memory does not fit, "
+                                        f"though the tensors it makes do ({err or 'allocation failed'})") from None
             raise
 
 

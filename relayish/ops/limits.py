@@ -6,8 +6,10 @@ every operator result and ``Zero`` is checked first against ``RELAYISH_MAX_TENSO
 (bytes per tensor; default the machine's physical memory): past it, or with a negative
 dimension, the run stops with a ``RelayRuntimeError`` naming the shape and the limit. The
 evaluator checks in ``interp.evaluator.run_op`` and ``_zeros``, the JIT where it lowers an
-operator call or ``Zero`` (``jit.lower.Lowering.check_size``). Scratch memory inside a
-kernel (conv2d's im2col buffer) is not a tensor of the program and is not checked.
+operator call or ``Zero`` (``jit.lower.Lowering.check_size``). Working memory inside an
+operator (conv2d's im2col buffer, the evaluator's window copy) is not a tensor of the program
+and is not counted: when it does not fit, the allocation's ``MemoryError`` becomes a
+``RelayRuntimeError`` naming the operator (evaluator) or the compiled function (JIT).
 """
 
 from __future__ import annotations

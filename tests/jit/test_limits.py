@@ -78,3 +78,37 @@ def test_a_static_shape_within_the_limit_costs_nothing():
     source = f"def @main(%a: Tensor({F32}, Shape(3, 1)), %b: Tensor({F32}, Shape(1, 3))) -> " \
              f"Tensor({F32}, Shape(3, 3)) {{ %a + %b }}"
     assert "_check_tensor" not in relayish.compile(relayish.parse(source), "main").source
+
+
+WORKING_MEMORY_CHILD = """
+import resource
+import numpy as np
+import relayish
+
+# conv2d's result is 301 x 301, but its working memory (im2col columns; the evaluator's copy of
+# the windows) is 90,000 x 90,601 floats, 33 GB: past this address-space limit at once
+resource.setrlimit(resource.RLIMIT_AS, (8 * 2**30, 8 * 2**30))
+module = relayish.parse('def @main(%x: Tensor(FloatType(32), Shape(1, 1, 600, 600)), '
+                        '%w: Tensor(FloatType(32), Shape(1, 1, 300, 300))) { @conv2d(%x, %w) }')
+x, w = np.ones((1, 1, 600, 600), np.float32), np.ones((1, 1, 300, 300), np.float32)
+for run in (lambda: relayish.evaluate(module, "main", x, w), lambda: relayish.compile(module, "main", tiered=False)(x, w)):
+    try:
+        run()
+        print("computed")
+    except relayish.RelayRuntimeError as err:
+        print("refused:", str(err).splitlines()[0])
+"""
+
+
+def test_working_memory_that_does_not_fit_is_a_runtime_error_in_both_backends():
+    """Not a bare MemoryError (the error contract): the operator's result is within the limit,
+    its working memory is not. In a child process with a bounded address space."""
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", WORKING_MEMORY_CHILD], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2, result.stdout + result.stderr[-3000:]
+    assert lines[0].startswith("refused:") and "@conv2d ran out of memory in @main" in lines[0], lines
+    assert lines[1].startswith("refused:") and "@main ran out of memory" in lines[1], lines
