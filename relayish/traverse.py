@@ -5,6 +5,7 @@ Nothing here recurses in Python, so a 100,000-deep let chain is as safe as a sho
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from typing import Any, Generator, Iterator, Sequence
 
@@ -84,7 +85,17 @@ def with_children(node: Expr, children: Sequence[Expr]) -> Expr:
             new_tuple = tuple(next(new_children) if isinstance(v, Expr) else v for v in value)
             if any(a is not b for a, b in zip(new_tuple, value)):
                 changes[name] = new_tuple
-    return attrs.evolve(node, **changes) if changes else node
+    if not changes:
+        return node
+    return type(node)(**{alias: changes[name] if name in changes else getattr(node, name)
+                         for name, alias in _init_fields(type(node))})
+
+
+@functools.cache
+def _init_fields(cls: type) -> tuple[tuple[str, str], ...]:
+    """(attribute, __init__ argument) of each field of an expression class: ``attrs.evolve``
+    without looking them up again for every node a pass rebuilds."""
+    return tuple((f.name, f.alias) for f in attrs.fields(cls) if f.init)
 
 
 class ExprMutator:

@@ -169,6 +169,8 @@ class OpDef:
         Leaving defaults out makes the form canonical: ``sum(x, keepdims=false)`` and
         ``sum(x)`` are the same call and print the same.
         """
+        if not given and all(spec.default is not REQUIRED for spec in self.attrs):
+            return ()  # most calls: no attributes, none needed (every rebuilt Call comes here)
         given = dict(given)
         specs = {spec.name: spec for spec in self.attrs}
         unknown = sorted(set(given) - set(specs))
