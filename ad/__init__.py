@@ -6,7 +6,11 @@
 - ``vjp(module, name)``: the module with ``@<name>_vjp(params..., cotangent)`` returning
   ``(value, gradients)``, for results that are not a floating scalar (re-exported as
   ``relayish.vjp``);
-- ``rules.RULES``: the gradient rule of every differentiable operator.
+- ``lowered(module)``: calls of operators defined by others (a record's ``lowering``) replaced
+  by what they stand for, as AD differentiates them and the compiler compiles them.
+
+An operator's gradient rule is its record's ``gradient`` (``relayish.ops``), which gets the
+call's ``Site`` (``relayish.ops.sites``).
 """
 
 from __future__ import annotations
@@ -16,9 +20,9 @@ from relayish.module import Module
 from relayish.types import FloatType, Shape, TensorType, Type, is_first_order
 from typecheck import infer
 
-from .transform import dual_type, expand, with_transform
+from .transform import dual_type, expand, lowered, with_transform
 
-__all__ = ["dual_type", "expand", "grad", "vjp"]
+__all__ = ["dual_type", "expand", "grad", "lowered", "vjp"]
 
 
 def grad(module: Module, name: str) -> Module:

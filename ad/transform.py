@@ -36,7 +36,9 @@ from relayish.expr import (
     RefRead, RefWrite, Tuple, Var, Zero,
 )  # fmt: skip
 from relayish.module import Module
+from relayish.ops.expand import expand_lowered, has_lowered
 from relayish.ops.registry import lookup_op
+from relayish.ops.sites import Site
 from relayish.traverse import free_vars, globals_reached, post_order, reads, replace, trampoline
 from relayish.types import (
     UNIT, FloatType, ForallType, FuncType, RefType, TensorType, TupleType, Type, is_first_order,
@@ -44,9 +46,11 @@ from relayish.types import (
 from typecheck import expr_types, infer
 from typecheck.inference import declared_type
 
-from .rules import RULES, Site, op
-
 BACKPROP = RefType(FuncType([], UNIT))
+
+
+def op(name: str, *args: Expr) -> Call:
+    return Call(Op(name), args)
 
 
 def dual_type(ty: Type) -> Type:
@@ -339,10 +343,10 @@ class Dualizer:
         bindings.append((yb, RefNew(op("zeros_like", y))))
         types = [self.ctx.type_of(a) for a in e.args]
         out_type = self.ctx.type_of(e)
-        if linked and definition.differentiable and _is_float(out_type) and any(map(_is_float, types)):
+        if linked and definition.gradient is not None and _is_float(out_type) and any(map(_is_float, types)):
             g = Var("g")
             site = Site(name, tuple(primals), tuple(types), y, out_type, definition.full_attrs(e.attrs), g)
-            contributions = RULES[name](site)
+            contributions = definition.gradient(site)
             steps = [
                 RefWrite(Proj(pair, 1), accumulated(RefRead(Proj(pair, 1)), c))
                 for pair, c, t in zip(pairs, contributions, types)
@@ -447,9 +451,22 @@ def expand(module: Module) -> Module:
     return _expanded(module)[0]
 
 
+def lowered(module: Module) -> Module:
+    """``module`` (type-checked) with every call of a lowered operator replaced by the
+    operator calls it stands for (relayish/ops/expand.py): what AD differentiates and the
+    compiler compiles. Type-checked again; a module without such calls is returned as it is."""
+    if not any(has_lowered(fn) for fn in module.functions.values()):
+        return module
+    types = expr_types(module)
+    return infer(expand_lowered(module, lambda e: types[id(e)]))
+
+
 def _expanded(module: Module) -> tuple[Module, dict[str, tuple[Function, str]]]:
-    """The expanded module, and the dual globals made: source name -> (source, dual name)."""
+    """The expanded module, and the dual globals made: source name -> (source, dual name).
+    A module with a Grad is differentiated with its lowered operators expanded."""
     module = infer(module)
+    if _next_grad(module) is not None:
+        module = lowered(module)
     made: dict[str, tuple[Function, str]] = {}
     while (found := _next_grad(module)) is not None:
         owner, node = found
@@ -466,6 +483,7 @@ def with_transform(module: Module, name: str, new_name: str, cotangent: bool) ->
     if new_name in module:
         raise ValueError(f"the module already has a global @{new_name}")
     module, made = _expanded(module)
+    module = lowered(module)
     ctx = Context(module, made)
     fn = ctx.expansion(GlobalVar(name), module[name].span, cotangent=cotangent)
     fn = Function(fn.params, fn.body, fn.ret_type, module[name].type_params, span=fn.span)

@@ -16,10 +16,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from interp.values import ArgumentMismatch
 from relayish.errors import RelayRuntimeError
 from relayish.printer import astext, dim_text
 from relayish.types import BaseType, Shape, TensorType, TupleType, Type
+from runtime.values import ArgumentMismatch
 
 DEFAULT_DTYPES = {"b": np.dtype(bool), "i": np.dtype(np.int32), "f": np.dtype(np.float32)}  # a literal's, untyped
 
@@ -143,7 +143,7 @@ def _array_words(array: np.ndarray) -> str:
 
 
 def misfit(err: ArgumentMismatch, name: str) -> str:
-    """What the backends' argument check (``interp.values.check_value``) found, in the words
+    """What the backends' argument check (``runtime.values.check_value``) found, in the words
     of a user who called the parameter ``name``: ``got ...: how to fix it``."""
     fields = "".join(f"field {i}: " for i in err.path)
     value, ty = err.field, err.expected

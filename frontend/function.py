@@ -12,19 +12,24 @@ import ast
 import contextvars
 import os
 import re
+from functools import partial
 from typing import Any
 
 import numpy as np
 
-from interp.values import ArgumentMismatch, CallCheck, check_value, settle
+from interp import evaluate, run_prepared
+from jit import compile as jit_compile
 from relayish.errors import FrontendError, RelayError, RelayRuntimeError
 from relayish.module import Module
+from relayish.printer import astext
+from relayish.tracebacks import hide_internal_frames, user_facing
 from relayish.types import Type, TypeVar
+from runtime.values import ArgumentMismatch, CallCheck, check_value, settle
+from typecheck import infer
 
 from .annotations import AnnotationError, to_type
 from .arguments import Misfit, described, misfit, to_argument
 from .source import MISSING, Source
-from relayish.tracebacks import hide_internal_frames, user_facing
 from .translate import Callee, ModelContext, Translator, hint_of_type
 
 PYTHON_MODE = contextvars.ContextVar("relayish_python_mode", default=False)
@@ -40,15 +45,22 @@ def default_backend() -> str:
 
 
 class Decorated:
-    """What ``@relay`` and ``@relay_model`` return: a Python function with its translation."""
+    """What ``@relay`` and ``@relay_model`` return: a Python function with its translation.
 
-    def __init__(self, fn: Any, backend: str | None = None):
+    ``relay_namespace`` is the ``relay`` that decorated it (frontend.namespace), passed down
+    rather than imported (the namespace builds on this module): its body calls operators as
+    ``relay.<op>``, which is what translation recognizes. ``is_model``: a ``@relay_model``."""
+
+    is_model = False
+
+    def __init__(self, fn: Any, relay_namespace: Any, backend: str | None = None):
         if not callable(fn) or not hasattr(fn, "__code__"):
             raise TypeError(f"@relay decorates a Python function, not {fn!r}")
         backend = backend or default_backend()
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r} (backends: {', '.join(BACKENDS)})")
         self.backend = backend
+        self.relay_namespace = relay_namespace
         self._runners: dict[tuple[int, str], tuple[Module, Runner]] = {}
         self._reachable: list[Decorated] | None = None
         self.python_function = fn
@@ -122,9 +134,7 @@ class Decorated:
 
     def model_definition(self) -> Any:
         """The @relay_model this function's parameters come from, or None."""
-        from .model import RelayModel
-
-        models = [fn for fn in self.reachable() if isinstance(fn, RelayModel)]
+        models = [fn for fn in self.reachable() if fn.is_model]
         if len(models) > 1:
             names = ", ".join(m.__name__ for m in models)
             raise FrontendError(f"{self.__name__} reaches several models ({names}); one function can use one model",
@@ -154,22 +164,18 @@ class Decorated:
     @user_facing
     def ir(self) -> Module:
         """The typed module: this function and every function it calls."""
-        from typecheck import infer
-
         return infer(self.module()[0])
 
     @user_facing
     def astext(self) -> str:
-        from relayish.printer import astext
-
         return astext(self.ir)
 
 
 class RelayFunction(Decorated):
     """A ``@relay`` function: call it with NumPy arrays; ``.ir`` is its typed module."""
 
-    def __init__(self, fn: Any, backend: str | None = None):
-        super().__init__(fn, backend)
+    def __init__(self, fn: Any, relay_namespace: Any, backend: str | None = None):
+        super().__init__(fn, relay_namespace, backend)
         self._own_runner: Runner | None = None  # how a call runs, found at the first (as the translation is)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -236,14 +242,8 @@ class Runner:
         self.label = fn.__name__ if name in self.own else f"the gradient of `{fn.__name__}`"
         self.generated = re.compile(rf"@({'|'.join(map(re.escape, self.own))})(?:__ad_*|_param_grad|_grad)\b")
         if fn.backend == "jit":
-            from jit import compile as jit_compile
-
-            self.call = jit_compile(module, name)
+            self.call = jit_compile(module, name, first_tier=run_prepared)  # as relayish.compile
         else:
-            from functools import partial
-
-            from interp import evaluate
-
             self.call = partial(evaluate, module, name)
 
     def __call__(self, args: tuple, extra: tuple = ()) -> Any:
@@ -330,17 +330,14 @@ def build_module(root: Decorated, override: dict[int, ModelContext] | None = Non
 
 
 def translator_for(fn: Decorated, ctx: ModelContext, names: dict[int, str], model: Any) -> Translator:
-    from .model import RelayModel
-    from .namespace import relay
-
     def link(value: Any) -> Callee | None:
         if not isinstance(value, Decorated):
             return None
-        if isinstance(value, RelayModel) and isinstance(fn, RelayModel):
+        if value.is_model and fn.is_model:
             raise FrontendError(f"the model {fn.__name__} calls the model {value.__name__}: models cannot call models; "
                                 "write the layers in one @relay_model function", fn.source.span(fn.source.node))
         params, ret = value.signature_types()
         return Callee(names[id(value)], value.param_names, tuple(hint_of_type(t) for t in params), hint_of_type(ret),
                       threads_params=model is not None and value.model_definition() is model)
 
-    return Translator(fn.source, link, relay, ctx, fn.python_function.__annotations__)
+    return Translator(fn.source, link, fn.relay_namespace, ctx, fn.python_function.__annotations__)

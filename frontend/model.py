@@ -19,19 +19,22 @@ import numpy as np
 from relayish.errors import FrontendError
 from relayish.expr import Call, Function, GlobalVar, Grad, Var
 from relayish.module import Module
+from relayish.tracebacks import user_facing
 from relayish.types import Shape, TensorType, Type
+from typecheck import infer
 
 from .arguments import one_number
 from .function import PYTHON_MODE, Decorated, build_module, run, unique_name
-from relayish.tracebacks import user_facing
 from .translate import Layer, LayerSite, ModelContext, Translator
 
 
 class RelayModel(Decorated):
     """A ``@relay_model`` function: it runs only with parameters, from ``relay.create_model``."""
 
-    def __init__(self, fn: Any, backend: str | None = None):
-        super().__init__(fn, backend)
+    is_model = True
+
+    def __init__(self, fn: Any, relay_namespace: Any, backend: str | None = None):
+        super().__init__(fn, relay_namespace, backend)
         self._layers: tuple[Layer, ...] | None = None
 
     def __call__(self, *args: Any) -> Any:
@@ -42,8 +45,6 @@ class RelayModel(Decorated):
     def layer_specs(self) -> tuple[Layer, ...]:
         """Each layer's hidden parameters, in call order, found by probing the model."""
         if self._layers is None:
-            from typecheck import infer
-
             layers: list[Layer] = []
             while True:
                 ctx = ModelContext(hidden=flatten(layers), layers=tuple(layers), probe=True)

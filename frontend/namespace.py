@@ -9,15 +9,18 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ad import grad
 from relayish.errors import FrontendError
+from relayish.ops.registry import lookup_op
+from relayish.tracebacks import user_facing
+from typecheck import infer
 
 from .annotations import DType
-from .function import Decorated, RelayFunction
+from .function import Decorated, RelayFunction, run
 from .model import (
     Model, RelayModel, create_model, export_model, load_model, model_grad, update_model_params,
 )  # fmt: skip
 from .subset import did_you_mean, relay_names
-from relayish.tracebacks import user_facing
 from .translate import ALIASES, LAYERS, Translator
 
 
@@ -30,8 +33,6 @@ class GradFunction:
 
     def module(self) -> tuple[Any, str]:
         if self._module is None:
-            from ad import grad
-
             module, names = self.fn.module()
             name = names[id(self.fn)]
             self._module = (grad(module, name), f"{name}_grad")
@@ -40,14 +41,10 @@ class GradFunction:
     @property
     @user_facing
     def ir(self) -> Any:
-        from typecheck import infer
-
         return infer(self.module()[0])
 
     @user_facing
     def __call__(self, *args: Any) -> Any:
-        from .function import run
-
         module, name = self.module()
         return run(module, name, self.fn, args)
 
@@ -59,12 +56,10 @@ class RelayNamespace:
 
     def __call__(self, fn: Callable | None = None, *, backend: str | None = None) -> Any:
         if fn is None:
-            return lambda f: RelayFunction(f, backend)
-        return RelayFunction(fn, backend)
+            return lambda f: RelayFunction(f, self, backend)
+        return RelayFunction(fn, self, backend)
 
     def __getattr__(self, name: str) -> Any:
-        from relayish.ops.registry import lookup_op
-
         if name in LAYERS:
             return _layer_or_op(name)
         op = lookup_op(ALIASES.get(name, name))
@@ -113,8 +108,6 @@ def _python_pool_attrs(attrs: dict) -> dict:
 
 
 def _layer_or_op(name: str) -> Callable:
-    from relayish.ops.registry import lookup_op
-
     def call(*args: Any, **attrs: Any) -> Any:
         if LAYERS[name] in attrs or name == "linear":
             raise FrontendError(f"relay.{name}(x, {LAYERS[name]}=...) is a layer: its parameters exist only in a model "
@@ -129,8 +122,8 @@ relay = RelayNamespace()
 def relay_model(fn: Callable | None = None, *, backend: str | None = None) -> Any:
     """Declare a model: its layer calls own hidden parameters (see ``frontend.model``)."""
     if fn is None:
-        return lambda f: RelayModel(f, backend)
-    return RelayModel(fn, backend)
+        return lambda f: RelayModel(f, relay, backend)
+    return RelayModel(fn, relay, backend)
 
 
 __all__ = ["Decorated", "GradFunction", "RelayNamespace", "relay", "relay_model"]

@@ -14,10 +14,10 @@ from relayish.ops.registry import all_ops
 LAYERS = {"conv2d": "num_filter", "linear": "num_hidden"}  # layer kind -> the keyword that marks it
 ALIASES = {"max_pool": "max_pool2d", "avg_pool": "avg_pool2d", "flatten_layer": "flatten"}
 BINOPS = {ast.Add: ("add", operator.add), ast.Sub: ("sub", operator.sub), ast.Mult: ("mul", operator.mul),
-          ast.Div: ("div", operator.truediv), ast.FloorDiv: ("div", operator.floordiv),
-          ast.Pow: ("pow", operator.pow), ast.MatMult: ("matmul", None)}
+          ast.Div: ("div", operator.truediv), ast.FloorDiv: ("floor_divide", operator.floordiv),
+          ast.Mod: ("floor_mod", operator.mod), ast.Pow: ("pow", operator.pow), ast.MatMult: ("matmul", None)}
 SYMBOLS = {ast.LShift: "<< (shift left)", ast.RShift: ">> (shift right)", ast.BitOr: "| (bitwise or)",
-           ast.BitAnd: "& (bitwise and)", ast.BitXor: "^ (bitwise xor)"}  # the operators not in BINOPS but %
+           ast.BitAnd: "& (bitwise and)", ast.BitXor: "^ (bitwise xor)"}  # the operators not in BINOPS
 COMPARES = {ast.Lt: "less", ast.LtE: "less_equal", ast.Gt: "greater", ast.GtE: "greater_equal",
             ast.Eq: "equal", ast.NotEq: "not_equal"}
 BOOL_RESULT = set(COMPARES.values()) | {"logical_and", "logical_or", "logical_not"}
@@ -63,8 +63,12 @@ def relay_names() -> set[str]:
 
 
 def did_you_mean(name: str, candidates: Iterable[str], prefix: str = "") -> str:
-    """``: did you mean relay.tanh?`` for the candidates closest to ``name`` (a typo), else ''."""
-    close = difflib.get_close_matches(name, sorted(set(candidates) - {name}), n=3)
+    """``: did you mean relay.tanh?`` for the candidates closest to ``name`` (a typo), else ''. Two
+    neighbouring letters swapped is the likeliest typo: such a candidate alone (``tahn`` is ``tanh``,
+    though ``tan`` and ``atan`` are as close by difflib's measure)."""
+    names = sorted(set(candidates) - {name})
+    swapped = {name[:i] + name[i + 1] + name[i] + name[i + 2:] for i in range(len(name) - 1)}
+    close = [c for c in names if c in swapped] or difflib.get_close_matches(name, names, n=3)
     return f": did you mean {' or '.join(prefix + c for c in close)}?" if close else ""
 
 

@@ -652,8 +652,8 @@ class Translator:
         return acc
 
     def binary(self, node: ast.BinOp, a: Expr | _Weak, b: Expr | _Weak) -> Expr | _Weak:
-        if isinstance(node.op, ast.Mod):
-            return self.modulo(node, a, b)
+        """Python's meaning on every dtype: ``//`` is ``floor_divide`` and ``%`` is ``floor_mod``
+        (floor division, the remainder taking the divisor's sign), ints and floats alike."""
         if type(node.op) not in BINOPS:
             raise self.error(node, f"the operator {SYMBOLS[type(node.op)]} is not supported: use +, -, *, /, //, %, ** "
                                    "or @ and the relay operators")
@@ -667,36 +667,7 @@ class Translator:
         if isinstance(node.op, ast.Div) and isinstance(hint, BaseType) and not isinstance(hint, FloatType):
             raise self.error(node, f"/ on {hint} tensors: NumPy would give float64; write // for floor division, "
                                    "or cast first: relay.cast(x, dtype=Float64) / y")
-        if isinstance(node.op, ast.FloorDiv) and isinstance(hint, FloatType):
-            raise self.error(node, "// on floating-point tensors is not supported (relayish has no floor): write /")
         return self.op_call(op_name, [a, b], {}, node)
-
-    def modulo(self, node: ast.BinOp, a: Expr | _Weak, b: Expr | _Weak) -> Expr | _Weak:
-        """``a % b`` as Python computes it on ints (the result takes the divisor's sign):
-        ``a - (a // b) * b``, ``div`` being floor division on integers. Floats have no floor here."""
-        if isinstance(a, _Weak) and isinstance(b, _Weak):
-            try:
-                return _Weak(a.value % b.value, node)
-            except ZeroDivisionError as err:
-                raise self.error(node, f"the constant expression fails in Python: {err}") from None
-        hint = self.hint(a) or self.hint(b)
-        if not isinstance(hint, BaseType) or isinstance(hint, FloatType):
-            what = f"{hint.to_numpy()} tensors" if isinstance(hint, BaseType) else "operands of unknown dtype"
-            raise self.error(node, f"% (modulo) works on integer tensors only, not on {what}: relayish has no floor "
-                                   "for floating-point values (integers need their dtype known here: annotate them, Int)")
-        lets: list[tuple[Var, Expr]] = []
-        a, b = (self.shared(self.strict(v, hint), name, lets) for v, name in ((a, "a"), (b, "b")))
-        quotient = self.op_call("div", [a, b], {}, node)
-        result = wrap(lets, self.op_call("sub", [a, self.op_call("mul", [quotient, b], {}, node)], {}, node))
-        return self.set_hint(result, self.hint(a))
-
-    def shared(self, value: Expr, name: str, lets: list) -> Expr:
-        """``value`` bound to a variable in ``lets`` (it is used twice), unless it is one or a constant."""
-        if isinstance(value, (Var, Constant)):
-            return value
-        var = self.set_hint(Var(name, span=value.span), self.hint(value))
-        lets.append((var, value))
-        return var
 
     def unary(self, node: ast.UnaryOp, env: Env) -> Expr | _Weak:
         operand = self.value(node.operand, env)

@@ -2,10 +2,13 @@
 
 ``interp.evaluate(module, name, *args)`` (re-exported as ``relayish.evaluate``) type-checks
 the module and runs global ``@name``: NumPy arrays in and out, tuples as Python tuples,
-closures as callables, references as ``RefCell``s.
+closures as callables, references as ``RefCell``s (``runtime.values``, shared with the JIT).
+``interp.run_prepared`` is the first tier ``relayish.compile`` gives the JIT (jit/tiers.py).
 """
 
-from .evaluator import Evaluator, evaluate
-from .values import Closure, RefCell
+from runtime.values import RefCell
 
-__all__ = ["Closure", "Evaluator", "RefCell", "evaluate"]
+from .evaluator import Evaluator, evaluate, run_prepared
+from .values import Closure
+
+__all__ = ["Closure", "Evaluator", "RefCell", "evaluate", "run_prepared"]

@@ -5,7 +5,9 @@ trampoline, so non-tail recursion is not limited by Python's stack (a limit belo
 within memory), and calls in tail position (the body of a function, the branches of an
 ``if``, the body of a ``let``) reuse one machine frame, so a tail-recursive loop of a
 million steps runs in constant memory.
-Operators run their NumPy reference semantics from the registry; dtypes stay as typed.
+Operators run their NumPy reference semantics from the registry (``runtime.operators.run_op``,
+which the JIT's constant folding calls too); dtypes stay as typed. ``evaluate`` runs the module
+as ``runtime.prepare.prepared`` makes it (typed, Grad expanded), as the JIT does.
 
 Limits, each a ``RelayRuntimeError`` that says which and how to raise it: ``max_calls``
 (optional: calls of functions, each loop iteration one, a ``StepLimitError``); nested
@@ -17,27 +19,28 @@ makes, ``RELAYISH_MAX_TENSOR_BYTES`` (relayish/ops/limits.py), checked before it
 
 from __future__ import annotations
 
-import collections
-import operator
-
 from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from relayish.tracebacks import user_facing
 from relayish.dims import Dim
-from relayish.errors import RelayError, RelayRuntimeError, Span, StepLimitError
+from relayish.errors import RelayRuntimeError, Span
 from relayish.expr import (
     Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
     RefRead, RefWrite, Tuple, Var, Zero,
 )  # fmt: skip
 from relayish.module import Module
-from relayish.ops.limits import check_tensor, max_tensor_bytes, setting, tensor_bytes, tensor_types
+from relayish.ops.limits import check_tensor, max_tensor_bytes, setting
 from relayish.ops.registry import OpDef, lookup_op
 from relayish.traverse import trampoline
-from relayish.types import BaseType, Shape, TensorType, TupleType, Type
+from relayish.types import Shape, TensorType, TupleType, Type
+from runtime.limits import step_limit
+from runtime.operators import run_op
+from runtime.prepare import prepared
+from runtime.values import RefCell, check_arguments
 
-from .values import Closure, Frame, RefCell, check_arguments
+from .values import Closure, Frame
 
 UNIT_VALUE = ()
 MAX_DEPTH = 1_000_000  # nested non-tail calls, unless RELAYISH_MAX_DEPTH says otherwise
@@ -191,12 +194,6 @@ class Evaluator:
             self.depth -= 1
 
 
-def step_limit(max_calls: int, global_name: str, span: Span | None = None) -> StepLimitError:
-    """The error of a run past its ``max_calls`` (the JIT's too, jit/lower.py)."""
-    return StepLimitError(f"step limit exceeded: more than {max_calls} calls (in @{global_name}): pass a larger "
-                          "max_calls if the program should run longer", span)
-
-
 def _zeros(ty: Type, frame: Frame, span: Span | None, limit: int) -> Any:
     if isinstance(ty, TupleType):
         return tuple(_zeros(f, frame, span, limit) for f in ty.fields)
@@ -222,62 +219,6 @@ class _OpValue:
         return run_op(self.op, self.node.name, list(args), (), self.node.span, self.global_name, self.limit)
 
 
-def run_op(op: OpDef | None, name: str, args: list[Any], attrs: Any, span: Span | None, global_name: str,
-           limit: int | None = None) -> Any:
-    """An operator's NumPy semantics; its failures become RelayRuntimeError at the call, and so does
-    a result of more than ``limit`` bytes (default ``RELAYISH_MAX_TENSOR_BYTES``), before it is made."""
-    if op is None:
-        raise RelayRuntimeError(f"operator @{name} is declared but has no implementation (in @{global_name})", span)
-    if limit is None:
-        limit = max_tensor_bytes()
-    for shape, dtype, size in result_tensors(op, args, attrs):
-        if not 0 <= size <= limit:
-            check_tensor(shape, dtype, limit, f"@{name} in @{global_name}", span)
-    try:
-        result = op.compute(*args, **op.full_attrs(attrs))  # operators silence float warnings themselves
-    except (ZeroDivisionError, IndexError, ValueError, TypeError, FloatingPointError, OverflowError) as err:
-        raise RelayRuntimeError(f"@{name} failed in @{global_name}: {err}", span) from None
-    except MemoryError:  # working memory (conv2d's window copy), not the result: that was checked above
-        raise RelayRuntimeError(f"@{name} ran out of memory in @{global_name}: its working memory does not fit, "
-                                f"though its result does (arguments {_shapes(args)})", span) from None
-    return result
-
-
-def _shapes(args: list[Any]) -> str:
-    return ", ".join(str(np.shape(a)) for a in args)
-
-
-_RESULTS: dict[tuple, list[tuple[tuple[int, ...], np.dtype, int]]] = {}
-RESULTS_CACHE_SIZE = 4096
-_SHAPE_AND_DTYPE = operator.attrgetter("shape", "dtype")
-
-
-def result_tensors(op: OpDef, args: list[Any], attrs: Any) -> list[tuple[tuple[int, ...], np.dtype, int]]:
-    """Each tensor ``op`` makes from ``args``: shape, dtype and bytes (-1 for a negative dimension),
-    by its type relation; none where the relation refuses the arguments (``compute`` says why).
-    Cached by the arguments' shapes and dtypes: ``run_op`` asks before every operator call."""
-    try:
-        key = (op.name, attrs, *map(_SHAPE_AND_DTYPE, args))
-    except AttributeError:  # not arrays (an operator value called from Python with numbers): not checked
-        return []
-    found = _RESULTS.get(key)
-    if found is None:
-        found = []
-        try:
-            types = [TensorType(BaseType.from_numpy(a.dtype), Shape(*a.shape)) for a in args]
-            result = op.type_relation(types, op.full_attrs(attrs)) if op.type_relation is not None else ()
-        except (RelayError, TypeError, ValueError):
-            result = ()
-        for ty in tensor_types(result):
-            shape, dtype = tuple(d.value for d in ty.shape.dims), ty.dtype.to_numpy()
-            if None not in shape:
-                found.append((shape, dtype, tensor_bytes(shape, dtype)))
-        if len(_RESULTS) >= RESULTS_CACHE_SIZE:
-            _RESULTS.clear()
-        _RESULTS[key] = found
-    return found
-
-
 @user_facing
 def evaluate(module: Module, name: str, *args: Any, max_calls: int | None = None) -> Any:
     """Type-check ``module`` and run its global ``@name`` on NumPy arguments.
@@ -288,22 +229,8 @@ def evaluate(module: Module, name: str, *args: Any, max_calls: int | None = None
     return Evaluator(prepared(module), max_calls).run(name, args)
 
 
-_PREPARED: collections.OrderedDict = collections.OrderedDict()
-PREPARED_CACHE_SIZE = 16
-
-
-def prepared(module: Module) -> Module:
-    """``module`` type-checked, with every Grad expanded (Grad runs as its expansion: closures
-    and references). The last few are cached: modules and functions are immutable, so their
-    objects identify them, and evaluating one program again (a training loop, a benchmark)
-    does not expand it again."""
-    from ad import expand
-
-    key = (tuple(module.functions.items()), tuple(module.op_decls.items()))
-    if key in _PREPARED:
-        _PREPARED.move_to_end(key)
-        return _PREPARED[key]
-    typed = _PREPARED[key] = expand(module)  # type-checks first; a module without Grad stays as it is
-    if len(_PREPARED) > PREPARED_CACHE_SIZE:
-        _PREPARED.popitem(last=False)
-    return typed
+def run_prepared(module: Module, name: str, args: Sequence[Any], max_calls: int | None = None) -> Any:
+    """Run ``@name`` of a module that is ``prepared`` already (type-checked, Grad expanded; the
+    JIT's optimized modules are) on ``args``: the first tier ``relayish.compile`` gives the JIT
+    (jit/tiers.py), which does not import the evaluator itself."""
+    return Evaluator(module, max_calls).run(name, args)

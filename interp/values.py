@@ -1,21 +1,17 @@
-"""Runtime values of the reference evaluator, and the check of arguments against types.
+"""The evaluator's own runtime values: activation frames and closures.
 
-Tensors are NumPy arrays (0-d for scalars), tuples are Python tuples, functions are
-``Closure``s (callable from Python) and references are ``RefCell``s.
+A ``Closure`` is a ``runtime.values.FunctionValue`` (what the argument check accepts for a
+function type); the values both backends share (``RefCell``) and the check of arguments
+against types are in ``runtime.values``.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Sequence
+from typing import Any
 
-import numpy as np
-
-from relayish.dims import Dim
-from relayish.errors import RelayRuntimeError
-from relayish.expr import Function, Var
-from relayish.printer import astext
-from relayish.traverse import trampoline
-from relayish.types import BaseType, FuncType, RefType, Shape, TensorType, TupleType, Type, TypeVar
+from relayish.expr import Function
+from relayish.types import TypeVar
+from runtime.values import FunctionValue
 
 
 class Frame:
@@ -39,19 +35,7 @@ class Frame:
         raise KeyError(var)
 
 
-class RefCell:
-    """A mutable cell: every copy of the reference sees the same content."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any):
-        self.value = value
-
-    def __repr__(self) -> str:
-        return f"RefCell({self.value!r})"
-
-
-class Closure:
+class Closure(FunctionValue):
     """A function value. Calling it from Python runs it in the evaluator."""
 
     __slots__ = ("fn", "frame", "global_name", "evaluator")
@@ -64,225 +48,3 @@ class Closure:
 
     def __repr__(self) -> str:
         return f"<closure of {len(self.fn.params)} arguments from @{self.global_name}>"
-
-
-def describe(value: Any) -> str:
-    """A value's type in the text format's words, for error messages."""
-    if isinstance(value, (np.ndarray, np.generic)):
-        try:
-            dtype = astext(BaseType.from_numpy(value.dtype))
-        except TypeError:
-            dtype = f"NumPy {value.dtype}"
-        return f"Tensor({dtype}, Shape({', '.join(map(str, np.shape(value)))}))"
-    if isinstance(value, tuple):
-        return "(" + ", ".join(describe(v) for v in value) + ("," if len(value) == 1 else "") + ")"
-    if isinstance(value, (Closure, RefCell)):
-        return "a function" if isinstance(value, Closure) else "a reference"
-    return f"a Python {type(value).__name__}"
-
-
-class ArgumentMismatch(RelayRuntimeError):
-    """An argument that does not fit its parameter's type. Besides the message it keeps the part
-    that does not fit (``path``: tuple field indices; ``field``, ``expected``: the value and type
-    there) and why (``why``: 'kind', 'tuple', 'dtype', 'rank' or 'size', with ``detail`` in words
-    for the last two), so that a caller with the user's words for the type (the frontend) can say it
-    its way. The one argument check of every backend (``check_value``)."""
-
-    def __init__(self, message: str, span: Any = None, *, what: str = "", path: tuple[int, ...] = (),
-                 field: Any = None, expected: Type | None = None, why: str = "kind", detail: str = ""):
-        super().__init__(message, span)
-        self.what, self.path, self.field, self.expected, self.why, self.detail = what, path, field, expected, why, detail
-
-
-class CallCheck:
-    """What checking one call's arguments carries from one argument to the next: dimensions put
-    off until the others are seen (``pending``), and which argument bound each variable."""
-
-    __slots__ = ("pending", "origins")
-
-    def __init__(self) -> None:
-        self.pending: list[_Pending] = []
-        self.origins: dict[TypeVar, str] = {}
-
-
-def check_arguments(params: Sequence[Var], args: Sequence[Any], dims: dict[TypeVar, int], name: str) -> list[Any]:
-    """Check the arguments of a call of global (or closure) ``name``, binding dimension variables
-    in ``dims``; dimensions such as ``n + 1`` or ``n * n`` are solved and checked once every
-    argument has been seen (a compiled kernel trusts the sizes its types promise)."""
-    call = CallCheck()
-    checked = [check_value(p.type_annotation, a, dims, f"argument %{p.name_hint} of @{name}", call)
-               if p.type_annotation is not None else a for p, a in zip(params, args)]
-    settle(call, dims)
-    return checked
-
-
-def check_value(ty: Type, value: Any, dims: dict[TypeVar, int], what: str, call: CallCheck | None = None) -> Any:
-    """Check ``value`` against ``ty``, binding dimension variables in ``dims``; an
-    ``ArgumentMismatch`` names ``what`` and says what does not fit.
-
-    Dimensions that are not a plain variable and mention an unbound one are put off in ``call``
-    (for ``settle``, once the other arguments have bound what they can); without ``call`` they
-    are settled here. Returns the value as the evaluator holds it (NumPy scalars become 0-d arrays).
-    """
-    own = call is None
-    call = CallCheck() if own else call
-
-    def check(t: Type, v: Any, path: tuple[int, ...]):
-        if isinstance(t, TensorType):
-            return _check_tensor(t, v, dims, _Where(what, ty, value, path), call)
-        if isinstance(t, TupleType):
-            if not isinstance(v, tuple) or len(v) != len(t.fields):
-                raise _Where(what, ty, value, path).mismatch(t, v, "tuple")
-            items = []
-            for i, (field, item) in enumerate(zip(t.fields, v)):
-                items.append((yield check(field, item, path + (i,))))
-            return tuple(items)
-        if isinstance(t, FuncType) and not isinstance(v, Closure) or isinstance(t, RefType) and not isinstance(v, RefCell):
-            raise _Where(what, ty, value, path).mismatch(t, v, "kind")
-        return v
-
-    checked = trampoline(check(ty, value, ()))
-    if own:
-        settle(call, dims)
-    return checked
-
-
-class _Where(NamedTuple):
-    """Which argument (``what``, of type ``ty``, the value ``value``) and which field of it."""
-
-    what: str
-    ty: Type
-    value: Any
-    path: tuple[int, ...]
-
-    def mismatch(self, expected: Type, field: Any, why: str, detail: str = "", hint: str = "") -> ArgumentMismatch:
-        hint = hint or (f" ({detail})" if detail else "")
-        return ArgumentMismatch(f"{self.what}: expected {astext(self.ty)}, got {describe(self.value)}{hint}",
-                                what=self.what, path=self.path, field=field, expected=expected, why=why, detail=detail)
-
-
-class _Pending(NamedTuple):
-    """A dimension that could not be checked when its argument was: it mentions unbound variables."""
-
-    dim: Dim
-    size: int
-    axis: int
-    where: _Where
-    ty: TensorType
-    value: Any
-
-
-def _check_tensor(t: TensorType, v: Any, dims: dict[TypeVar, int], where: _Where, call: CallCheck) -> np.ndarray:
-    if not isinstance(v, (np.ndarray, np.generic)):
-        raise where.mismatch(t, v, "kind", hint=" (pass a NumPy array, e.g. np.float32(1.0))")
-    array = np.asarray(v)
-    if isinstance(t.dtype, BaseType) and array.dtype != t.dtype.to_numpy():
-        want = t.dtype.to_numpy().name
-        raise where.mismatch(t, v, "dtype", hint=f" (pass {want} values: convert with .astype(np.{want}))")
-    if isinstance(t.shape, Shape):
-        if array.ndim != t.shape.rank:
-            raise where.mismatch(t, v, "rank", f"rank {array.ndim} instead of {t.shape.rank}")
-        for axis, (dim, size) in enumerate(zip(t.shape.dims, array.shape)):
-            known = _known(dim, dims)
-            lone = None if known.value is not None else _lone_var(known)
-            if known.value is not None:
-                _compare(_Pending(dim, size, axis, where, t, v), known.value, call)
-            elif lone is not None:
-                dims[lone] = size
-                call.origins.setdefault(lone, where.what)
-            else:
-                call.pending.append(_Pending(dim, size, axis, where, t, v))
-    return array
-
-
-def _known(dim: Dim, dims: dict[TypeVar, int]) -> Dim:
-    """``dim`` with the variables bound so far replaced by their sizes."""
-    if dim.is_const or not dims:
-        return dim
-    return dim.substitute({tv: Dim.const(n) for tv, n in dims.items()})
-
-
-def _lone_var(dim: Dim) -> TypeVar | None:
-    """The variable when ``dim`` is one variable alone (its size is the argument's)."""
-    if len(dim.terms) != 1:
-        return None
-    (mono, coeff), = dim.terms.items()
-    if coeff != 1 or len(mono) != 1:
-        return None
-    (atom, power), = mono
-    return atom if power == 1 and isinstance(atom, TypeVar) else None
-
-
-def _compare(item: _Pending, expected: int, call: CallCheck) -> None:
-    if expected == item.size:
-        return
-    if item.dim.is_const:
-        detail = f"dimension {item.axis} must be {expected}"
-    else:
-        origin = next((call.origins[tv] for tv in item.dim.free_vars() if tv in call.origins), None)
-        detail = f"dimension {item.axis} is {item.size}, but {astext(item.dim)} is {expected} " \
-                 f"{'here' if origin is None else 'in ' + origin}"
-    raise item.where.mismatch(item.ty, item.value, "size", detail)
-
-
-def settle(call: CallCheck, dims: dict[TypeVar, int]) -> None:
-    """Check the dimensions ``_check_tensor`` put off: a variable that is the only unknown of one
-    of them is solved for (``n + 1`` of size 5 binds n to 4), then every one is compared with its
-    size. Variables the sizes leave open (``n + m``; ``n // 2``, which two sizes of n satisfy)
-    stay unbound, but equal dimensions must still have equal sizes."""
-    pending = call.pending
-    while pending:
-        left: list[_Pending] = []
-        for item in pending:
-            known = _known(item.dim, dims)
-            if known.value is not None:
-                _compare(item, known.value, call)
-                continue
-            unknown = [tv for tv in known.free_vars() if isinstance(tv, TypeVar)]
-            if len(unknown) == 1 and unknown[0] not in dims:
-                solution = _solve(known, unknown[0], item.size)
-                if solution is None:
-                    raise item.where.mismatch(item.ty, item.value, "size", f"no size of {unknown[0].name} makes "
-                                              f"dimension {item.axis}, {astext(item.dim)}, equal to {item.size}")
-                if solution >= 0:
-                    dims[unknown[0]] = solution
-                    call.origins.setdefault(unknown[0], item.where.what)
-            left.append(item)
-        if len(left) == len(pending) and all(_known(i.dim, dims).value is None for i in left):
-            break  # nothing more can be solved
-        pending = left
-    first: dict[Dim, _Pending] = {}
-    for item in pending:
-        other = first.setdefault(_known(item.dim, dims), item)
-        if other.size != item.size:
-            raise item.where.mismatch(item.ty, item.value, "size", f"dimension {item.axis} is {item.size}, but "
-                                      f"{astext(item.dim)} is {other.size} in {other.where.what}")
-
-
-def _solve(dim: Dim, var: TypeVar, size: int) -> int | None:
-    """The one size of ``var`` at which ``dim`` (whose only variable it is) equals ``size``; -1 when
-    two sizes do (``n // 2``); None when none does. ``dim`` is taken to grow with ``var``, as
-    dimensions written over sizes do; any other answer is rejected by the check that follows."""
-
-    def at(n: int) -> int:
-        return dim.substitute({var: Dim.const(n)}).value
-
-    b = at(0)
-    a = at(1) - b
-    if a and dim == Dim.atom(var) * a + b:  # linear, falling ones too (10 - n): solved exactly
-        n, rest = divmod(size - b, a)
-        return n if rest == 0 and n >= 0 else None
-    lo, hi = 0, 1
-    while at(hi) < size:
-        if hi > size + 2 ** 32:  # no size of var is that large
-            return None
-        lo, hi = hi, 2 * hi
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if at(mid) < size:
-            lo = mid + 1
-        else:
-            hi = mid
-    if at(lo) != size:
-        return None
-    return -1 if at(lo + 1) == size else lo

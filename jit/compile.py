@@ -1,11 +1,15 @@
 """``jit.compile(module, name)``: a callable running the global as generated Python over
-Numba kernels (re-exported as ``relayish.compile``).
+Numba kernels (``relayish.compile`` is this with the evaluator as its first tier).
 
-The program is type-checked and its ``Grad`` nodes expanded (as the evaluator does),
-optimized (``jit.passes``, ``opt_level``), then lowered once: kernels are chosen by the static dtypes and ranks, which every argument type
+The program is type-checked and its ``Grad`` nodes expanded (``runtime.prepare``, as for the
+evaluator), optimized (``jit.passes``, ``opt_level``), then lowered once: kernels are chosen by the static dtypes and ranks, which every argument type
 of a specialization shares (sizes stay dynamic); ``specializations`` records each distinct
 argument type seen, and Numba specializes each kernel further on the arrays' layouts. ``.source`` shows the
 generated Python, for debugging.
+
+The JIT does not import the evaluator (the two are sibling layers, docs/design.md): the first
+tier of a straight-line program (jit/tiers.py) is whatever runner the caller passes as
+``first_tier``; ``relayish.compile`` and ``@relay`` pass the evaluator's (``interp.run_prepared``).
 """
 
 from __future__ import annotations
@@ -14,18 +18,17 @@ import builtins
 from contextlib import nullcontext
 import subprocess
 from pathlib import Path
-from typing import Any
-
-from interp.evaluator import Evaluator, prepared
-from interp.values import check_arguments
-from relayish.tracebacks import user_facing
-from relayish.errors import RelayRuntimeError
-from relayish.module import Module
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from relayish.errors import RelayRuntimeError
 from relayish.expr import Function
+from relayish.module import Module
+from relayish.tracebacks import user_facing
 from relayish.types import FuncType
+from runtime.prepare import prepared
+from runtime.values import check_arguments
 
 from . import precompile, tiers
 from .collector import older_objects_frozen
@@ -37,12 +40,15 @@ from .program import lower_program
 from .program_cache import cached_program
 from .scalars import HOST, Boundary
 
+# runs ``@name`` of a prepared module on checked arguments, with ``max_calls`` (interp.run_prepared)
+FirstTier = Callable[[Module, str, Sequence[Any], int | None], Any]
+
 
 class CompiledFunction:
     """Global ``@name`` of ``module``, compiled for ``target``; call it with NumPy arrays."""
 
     def __init__(self, module: Module, name: str, target: str = "cpu", opt_level: int = DEFAULT_OPT_LEVEL,
-                 max_calls: int | None = None, tiered: bool | None = None):
+                 max_calls: int | None = None, tiered: bool | None = None, first_tier: FirstTier | None = None):
         if name not in module:
             raise KeyError(f"module has no global @{name}")
         self.boundary = target_boundary(target)
@@ -59,8 +65,10 @@ class CompiledFunction:
         self.plain = target == "cpu" and all(tiers.tensors(t, min_rank=1) for t in [*self.fn_type.params, self.fn_type.ret])
         self.specializations: dict[tuple, Any] = {}
         self._program: tuple[str, Any] | None = None
-        # the first call runs on the evaluator (jit/tiers.py)
-        self.evaluator_first = target == "cpu" and tiers.evaluator_first(self.module, name, self.fn_type, tiered)
+        # the first call runs on the evaluator (jit/tiers.py), when the caller gave it
+        self.first_tier = first_tier
+        self.evaluator_first = target == "cpu" and first_tier is not None and \
+            tiers.evaluator_first(self.module, name, self.fn_type, tiered)
         self.ahead: subprocess.Popen | None = None  # the second process compiling the kernels (jit/precompile.py)
 
     def program(self) -> tuple[str, Any]:
@@ -105,7 +113,7 @@ class CompiledFunction:
                     self.evaluator_first = False
                     if self._program is None:  # not lowered: the second process lowers it too
                         self.ahead = precompile.start_program(self.module, self.name)
-                    return Evaluator(self.module, self.max_calls).run(self.name, checked)
+                    return self.first_tier(self.module, self.name, checked, self.max_calls)
                 entry = self.specializations[key] = self.program()[1]
                 try:
                     return self.run_once(entry, checked)
@@ -174,7 +182,7 @@ def target_boundary(target: str) -> Boundary:
     if target == "cpu":
         return HOST
     if target == "cuda":
-        from .cuda import runtime
+        from .cuda import runtime  # lazy: it imports numba.cuda, which only the CUDA target needs
 
         if not runtime.available():
             raise RuntimeError("target 'cuda' needs an NVIDIA GPU with its driver, or Numba's simulator: set "
@@ -217,7 +225,7 @@ def value_type(value: Any) -> Any:
 @user_facing
 def compile(module: Module, name: str, target: str = "cpu",  # noqa: A001 - the public name
             opt_level: int = DEFAULT_OPT_LEVEL, max_calls: int | None = None,
-            tiered: bool | None = None) -> CompiledFunction:
+            tiered: bool | None = None, first_tier: FirstTier | None = None) -> CompiledFunction:
     """``@name`` of ``module`` compiled for ``target``: "cpu", or "cuda" (an NVIDIA GPU, or
     Numba's simulator with ``NUMBA_ENABLE_CUDASIM=1``), after the optimizer's passes of
     ``opt_level`` (0 to 3, default 3: docs/optimizer.md).
@@ -229,8 +237,10 @@ def compile(module: Module, name: str, target: str = "cpu",  # noqa: A001 - the 
 
     ``tiered``: whether a straight-line program's first call runs on the evaluator while its
     kernels compile (jit/tiers.py); None (the default) leaves it to ``RELAYISH_TIERED`` (on
-    unless set to 0)."""
-    return CompiledFunction(module, name, target, opt_level, max_calls, tiered)
+    unless set to 0). ``first_tier``: the evaluator that call runs on (``interp.run_prepared``,
+    which ``relayish.compile`` passes: the JIT does not import the evaluator); without one every
+    call runs compiled."""
+    return CompiledFunction(module, name, target, opt_level, max_calls, tiered, first_tier)
 
 
 __all__ = ["CompileError", "CompiledFunction", "compile"]

@@ -27,7 +27,6 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from interp.evaluator import step_limit
 from relayish.dims import Dim, FloorDiv, as_dim
 from relayish.errors import RelayRuntimeError
 from relayish.expr import (
@@ -39,8 +38,11 @@ from relayish.ops.limits import check_tensor, max_tensor_bytes, tensor_bytes, te
 from relayish.ops.registry import lookup_op
 from relayish.traverse import free_vars, post_order, use_counts
 from relayish.types import BaseType, FloatType, Kind, Shape, TensorType, TupleType, Type, TypeVar
+from runtime.limits import step_limit
 
 from . import scalars
+from .host import HostRuntime
+from .kernels.fused import Unsupported, fused_kernel
 from .kernels.nn import matmul_add_source
 from .kernels.registry import ArgType, kernel, kernel_from_source
 from .kernels.shape import permutation
@@ -465,8 +467,6 @@ class Lowering:
         """A fusion group (``fn primitive``) as one kernel call; None where the kernel generator
         does not take it (the group then runs as a closure, an operator kernel per statement:
         what the CUDA target always does)."""
-        from .kernels.fused import Unsupported, fused_kernel
-
         if is_matmul_add(e.callee):
             found = self.in_place_kernel(e)
             if found is None:
@@ -799,43 +799,11 @@ def dim_source(d: Dim, names: dict[int, str]) -> str | None:
     return f"({' + '.join(terms)})" if len(terms) > 1 else terms[0] if terms else "0"
 
 
-def zero_shape(ty: TensorType, dims: list[TypeVar], values: tuple) -> tuple[int, ...]:
-    """The sizes of ``Zero``'s type: dimension variables bound from the function's arguments."""
-    binding = {tv: Dim.const(v) for tv, v in zip(dims, values)}
-    shape = []
-    for d in ty.shape.dims:
-        size = d.substitute(binding).value
-        if size is None:
-            raise RelayRuntimeError(f"Zero of {ty}: the size of {d} is not known here")
-        shape.append(size)
-    return tuple(shape)
-
-
-class HostRuntime:
-    """Where the CPU target keeps tensors: NumPy arrays."""
-
-    @staticmethod
-    def constant(value: np.ndarray) -> Any:
-        return value
-
-    def zeros(self, ty: Type, dims: list[TypeVar], values: tuple) -> Any:
-        """``Zero`` at run time (tuples of zeros structurally; rank 0 a NumPy scalar)."""
-        if isinstance(ty, TupleType):
-            return tuple(self.zeros(f, dims, values) for f in ty.fields)
-        shape = zero_shape(ty, dims, values)
-        dtype = ty.dtype.to_numpy()
-        return dtype.type(0) if not shape else self.allocate_zeros(shape, dtype)
-
-    @staticmethod
-    def allocate_zeros(shape: tuple[int, ...], dtype: np.dtype) -> Any:
-        return np.zeros(shape, dtype)
-
-
 def target_runtime(target: str) -> HostRuntime:
     if target == "cpu":
         return HostRuntime()
     if target == "cuda":
-        from .cuda.runtime import DeviceRuntime
+        from .cuda.runtime import DeviceRuntime  # lazy: it imports numba.cuda, which only the CUDA target needs
 
         return DeviceRuntime()
     raise ValueError(f"unknown target {target!r} (targets: cpu, cuda)")

@@ -42,6 +42,8 @@ import numpy as np
 
 from relayish.expr import Call, Constant, Expr, Function, GlobalVar, Let, Op, Var
 from relayish.module import Module
+from relayish.ops.element import translate
+from relayish.ops.registry import lookup_op
 from relayish.traverse import globals_reached
 from relayish.types import BaseType, TensorType, Type
 
@@ -65,17 +67,6 @@ _set_again = _nbt.ExternalFunction("PyErr_SetInterruptEx", _nbt.intc(_nbt.intc))
 def interrupted():
     return _occurred() != 0 and _set_again(2) == 0  # 2: SIGINT
 """
-
-# operator -> template over the argument names: numbers of any kind, floats only, any dtype, bools
-_ARITHMETIC = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "neg": "(-{0})",
-               "sq": "({0} * {0})"}
-_FLOAT_ONLY = {"div": "({0} / {1})", "abs": "abs({0})", "sqrt": "_np.sqrt({0})"}
-_ANY = {"equal": "({0} == {1})", "not_equal": "({0} != {1})", "less": "({0} < {1})",
-        "less_equal": "({0} <= {1})", "greater": "({0} > {1})", "greater_equal": "({0} >= {1})",
-        "where": "({1} if {0} else {2})"}
-# NumPy's float maximum(0.0, -0.0) is -0.0, Numba's 0.0: only for integers and bools
-_NOT_FLOAT = {"maximum": "_np.maximum({0}, {1})", "minimum": "_np.minimum({0}, {1})"}
-_BOOL = {"logical_and": "({0} and {1})", "logical_or": "({0} or {1})", "logical_not": "(not {0})"}
 
 
 class NativeUnsupported(Exception):
@@ -113,27 +104,64 @@ def native_dtype(ty: Type | None) -> str | None:
 
 
 def native_expression(op: str, args: list[str], arg_types: list[Type | None], result: Type | None) -> str:
-    """Numba source computing ``op`` on the scalars ``args`` exactly as NumPy does."""
+    """Numba source computing ``op`` on the scalars ``args`` exactly as NumPy does: the record's
+    element expression, when every construct in it is exact in Numba (``ExactDialect``)."""
     dtypes = [native_dtype(t) for t in arg_types]
     out = native_dtype(result)
     if out is None or None in dtypes:
         raise NativeUnsupported(f"{op} on {arg_types}")
-    kind = np.dtype(dtypes[0]).kind if dtypes else "b"
-    template = _ANY.get(op) or (_BOOL.get(op) if kind == "b" else None) or (_NOT_FLOAT.get(op) if kind != "f" else None)
-    if template is None and kind in "iuf":
-        template = _ARITHMETIC.get(op) or (_FLOAT_ONLY.get(op) if kind == "f" else None)
-    if op in ("cast", "cast_like", "zeros_like", "ones_like"):
-        return conversion(op, args, dtypes, out)
-    if template is None:
+    if op in ("cast", "cast_like"):
+        return conversion(args, dtypes, out)
+    definition = lookup_op(op)
+    if definition is None or definition.element is None:
         raise NativeUnsupported(f"operator {op} is not computed natively")
-    text = template.format(*args)
+    text = translate(definition.element, ExactDialect(args, next((d for d in dtypes if d != "bool"), "bool")))
     # integers wrap to their width, as NumPy's do; floats are rounded to their width once
     return text if out == "bool" else f"_np.{out}({text})"
 
 
-def conversion(op: str, args: list[str], dtypes: list[str], out: str) -> str:
-    if op in ("zeros_like", "ones_like"):
-        return f"_np.{out}({int(op == 'ones_like')})"
+class ExactDialect:
+    """Element expressions in Numba, refusing (NativeUnsupported) what Numba does not compute
+    bit for bit as NumPy (see the module docstring)."""
+
+    def __init__(self, args: list[str], dtype: str):
+        self.args, self.dtype, self.kind = args, dtype, np.dtype(dtype).kind
+
+    def arg(self, index: int) -> str:
+        return self.args[index]
+
+    def literal(self, value: int | float | bool) -> str:
+        return f"_np.{'bool_' if self.dtype == 'bool' else self.dtype}({value!r})"
+
+    def unary(self, op: str, x: str) -> str:
+        return f"(not {x})" if op == "not" else self._numbers(f"(-{x})")
+
+    def binary(self, op: str, x: str, y: str) -> str:
+        if op in ("==", "!=", "<", "<=", ">", ">=", "and", "or"):
+            return f"({x} {op} {y})"
+        if op in ("+", "-", "*") or op == "/" and self.kind == "f":
+            return self._numbers(f"({x} {op} {y})")
+        raise NativeUnsupported(f"{op} on {self.dtype}: integer division and powers raise in NumPy, float "
+                                "powers and remainders may differ in the last bit")
+
+    def call(self, name: str, args: list[str]) -> str:
+        if name == "where":
+            return f"({args[1]} if {args[0]} else {args[2]})"
+        if name in ("sqrt", "abs") and self.kind == "f":
+            return f"_np.sqrt({args[0]})" if name == "sqrt" else f"abs({args[0]})"
+        if name in ("maximum", "minimum") and self.kind != "f":  # NumPy's float maximum(0.0, -0.0) is -0.0, Numba's 0.0
+            return f"_np.{name}({args[0]}, {args[1]})"
+        raise NativeUnsupported(f"{name} on {self.dtype} is not computed natively (libm and NumPy's SIMD "
+                                "routines can differ in the last bit)")
+
+    def _numbers(self, text: str) -> str:
+        if self.kind == "b":
+            raise NativeUnsupported("arithmetic on bools")
+        return text
+
+
+def conversion(args: list[str], dtypes: list[str], out: str) -> str:
+    """``cast`` and ``cast_like``: exact conversions only."""
     source = np.dtype(dtypes[0]).kind
     if source == "f" and np.dtype(out).kind != "f":
         raise NativeUnsupported("float-to-integer casts are undefined out of range")

@@ -39,6 +39,7 @@ from typing import Any, Sequence
 
 from relayish.module import Module
 
+from . import threads
 from .kernels.registry import PACKAGE, import_file, source_digest
 from .program import lower_program
 from .program_cache import flatten, unflatten
@@ -52,12 +53,10 @@ _RUNNING: list[subprocess.Popen] = []
 def enabled() -> bool:
     """``RELAYISH_COMPILE_AHEAD`` (default on), at least two usable cores, and no other process
     keeping them busy (``jit.threads.busy_elsewhere``: there the two compilers would share one core)."""
-    from .threads import busy_elsewhere
-
     if switched_off("RELAYISH_COMPILE_AHEAD"):
         return False
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return cores >= 2 and not busy_elsewhere()
+    return cores >= 2 and not threads.busy_elsewhere()
 
 
 def _source_file(kernel: Any) -> Path:
@@ -194,7 +193,7 @@ def run_program(module: Module, name: str) -> int:
 def compile_all(todo: Sequence[tuple[Any, list[list]]]) -> int:
     """Compile each Numba function for its arguments (dtype, rank, layout), skipping those whose
     machine code the calling process cached meanwhile; the number compiled."""
-    import numba
+    import numba  # lazy: numba, in the second process only
     import numpy as np
     from numba import types
 

@@ -38,7 +38,7 @@ from relayish.traverse import post_order
 
 from .kernels.registry import cache_dir, write_atomically
 
-_PACKAGES = ("relayish", "typecheck", "ad", "interp", "jit")
+_PACKAGES = ("relayish", "typecheck", "ad", "runtime", "jit")  # the layers the JIT imports (docs/design.md)
 
 
 @attrs.frozen

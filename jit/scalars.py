@@ -17,38 +17,68 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
+import scipy.special
 
-from interp.values import RefCell
-from relayish.types import FloatType, FuncType, RefType, TensorType, TupleType, Type
-
-# operator -> Python expression over the argument names {0}, {1}, {2}
-TEMPLATES: dict[str, str] = {
-    "neg": "(-{0})", "sq": "({0} * {0})", "abs": "abs({0})",
-    "exp": "_np.exp({0})", "log": "_np.log({0})", "sqrt": "_np.sqrt({0})", "tanh": "_np.tanh({0})",
-    "sin": "_np.sin({0})", "cos": "_np.cos({0})", "sigmoid": "(1.0 / (1.0 + _np.exp(-{0})))",
-    "relu": "_np.maximum({0}, {0}.dtype.type(0))", "logical_not": "_np.logical_not({0})",
-    "zeros_like": "{0}.dtype.type(0)", "ones_like": "{0}.dtype.type(1)",
-    "add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "pow": "({0} ** {1})",
-    "maximum": "_np.maximum({0}, {1})", "minimum": "_np.minimum({0}, {1})",
-    "equal": "({0} == {1})", "not_equal": "({0} != {1})", "less": "({0} < {1})", "less_equal": "({0} <= {1})",
-    "greater": "({0} > {1})", "greater_equal": "({0} >= {1})",
-    "logical_and": "({0} & {1})", "logical_or": "({0} | {1})",
-    "where": "({1} if {0} else {2})", "cast_like": "{0}.astype({1}.dtype)",
-}
-
+from runtime.values import RefCell
+from relayish.ops.element import translate
+from relayish.ops.registry import lookup_op
+from relayish.types import FuncType, RefType, TensorType, TupleType, Type
 
 def expression(op: str, args: list[str], arg_types: list[TensorType], attrs: dict) -> str | None:
-    """The scalar expression of ``op`` on ``args`` (all rank 0), or None if it has none."""
-    if op == "div":
-        floating = isinstance(arg_types[0].dtype, FloatType)
-        return f"({args[0]} / {args[1]})" if floating else f"_floordiv({args[0]}, {args[1]})"
-    if op == "pow" and isinstance(arg_types[0].dtype, FloatType):
-        # NumPy's scalar ``**`` calls libm's powf, its ufunc a SIMD routine that can differ in the last bit.
-        return f"_np.power({args[0]}, {args[1]})"
+    """The scalar expression of ``op`` on ``args`` (all rank 0), or None if it has none: the
+    record's element expression (``relayish.ops.element``) written on NumPy scalars."""
     if op == "cast":
         return f"{args[0]}.astype(_np.{attrs['dtype'].to_numpy().name})"
-    template = TEMPLATES.get(op)
-    return None if template is None else template.format(*args)
+    if op == "cast_like":
+        return f"{args[0]}.astype({args[1]}.dtype)"
+    definition = lookup_op(op)
+    if definition is None or definition.element is None:
+        return None
+    return translate(definition.element, ScalarDialect(args, computation_dtype(arg_types)))
+
+
+def computation_dtype(arg_types: list[TensorType]) -> str:
+    """The dtype an element expression computes in (its literals' dtype): the first argument's
+    that is not bool (``where``'s values, not its condition), else bool."""
+    names = [t.dtype.to_numpy().name for t in arg_types]
+    return next((n for n in names if n != "bool"), "bool")
+
+
+class ScalarDialect:
+    """Element expressions on NumPy scalars: NumPy computes each operation, so the results are
+    the reference's (dtypes preserved, overflow wraps, IEEE results; integer division by zero
+    raises ZeroDivisionError as the reference does)."""
+
+    _FLOAT_BINARY = {"/": "({0} / {1})", "//": "_np.floor_divide({0}, {1})", "%": "_np.remainder({0}, {1})",
+                     # NumPy's scalar ``**`` calls libm's powf, its ufunc a SIMD routine: the ufunc, as the reference
+                     "**": "_np.power({0}, {1})"}
+    _INT_BINARY = {"/": "_floordiv({0}, {1})", "//": "_floordiv({0}, {1})", "%": "_floormod({0}, {1})",
+                   "**": "({0} ** {1})", "and": "({0} & {1})", "or": "({0} | {1})"}
+
+    def __init__(self, args: list[str], dtype: str):
+        self.args, self.dtype = args, dtype
+        self.floating = np.dtype(dtype).kind == "f"
+
+    def arg(self, index: int) -> str:
+        return self.args[index]
+
+    def literal(self, value: int | float | bool) -> str:
+        return f"_np.{'bool_' if self.dtype == 'bool' else self.dtype}({value!r})"
+
+    def unary(self, op: str, x: str) -> str:
+        return f"_np.logical_not({x})" if op == "not" else f"(-{x})"
+
+    def binary(self, op: str, x: str, y: str) -> str:
+        table = self._FLOAT_BINARY if self.floating else self._INT_BINARY
+        return table.get(op, "({0} %s {1})" % op).format(x, y)
+
+    def call(self, name: str, args: list[str]) -> str:
+        if name == "where":
+            return f"({args[1]} if {args[0]} else {args[2]})"
+        if name == "abs":
+            return f"abs({args[0]})"
+        function = "_erf" if name == "erf" else f"_np.{name}"
+        return f"{function}({', '.join(args)})"
 
 
 def floordiv(a: Any, b: Any) -> Any:
@@ -57,7 +87,18 @@ def floordiv(a: Any, b: Any) -> Any:
     return a // b
 
 
-NAMESPACE = {"_np": np, "_floordiv": floordiv}
+def floormod(a: Any, b: Any) -> Any:
+    if b == 0:
+        raise ZeroDivisionError("integer modulo by zero")
+    return a % b
+
+
+def erf(x: Any) -> Any:
+    """scipy's erf in the argument's dtype, as the reference's: scipy computes float16 in float64."""
+    return x.dtype.type(scipy.special.erf(x))
+
+
+NAMESPACE = {"_np": np, "_floordiv": floordiv, "_floormod": floormod, "_erf": erf}
 
 
 def is_scalar(ty: Type) -> bool:

@@ -20,6 +20,10 @@ functions or closures (no recursion, no loops; fusion groups are operators). The
 their operators' NumPy time, a small multiple of the kernels'; a loop or a recursion
 can run the evaluator's per-call overhead millions of times. ``RELAYISH_TIERED=0`` turns
 the evaluator tier off (every call compiled, the first one waiting for the kernels).
+
+The JIT does not import the evaluator (they are sibling layers, docs/design.md): the caller
+passes it, ``jit.compile(..., first_tier=interp.run_prepared)``, as ``relayish.compile`` and
+``@relay`` do; ``jit.compile`` without one compiles every call.
 """
 
 from __future__ import annotations

@@ -40,7 +40,6 @@ _EXPORTS = {
     "UInt8": ("frontend", "UInt8"),
     "Bool": ("frontend", "Bool"),
     "evaluate": ("interp", "evaluate"),
-    "compile": ("jit", "compile"),
     "vjp": ("ad", "vjp"),
     "Span": ("relayish.errors", "Span"),
     "Module": ("relayish.module", "Module"),
@@ -48,7 +47,18 @@ _EXPORTS = {
     "ops": ("relayish.ops", None),
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted([*_EXPORTS, "compile"])
+
+
+def compile(module: Any, name: str, *args: Any, **options: Any) -> Any:  # noqa: A001 - the public name
+    """``jit.compile(module, name, target="cpu", opt_level=3, max_calls=None, tiered=None)``, with
+    the evaluator as the first tier of straight-line programs (jit/tiers.py): the JIT and the
+    evaluator are sibling layers that never import each other, so this layer, above both, joins
+    them (docs/design.md)."""
+    import interp  # imported at the first call, as every export here (PEP 562): importing relayish stays cheap
+    import jit
+
+    return jit.compile(module, name, *args, first_tier=interp.run_prepared, **options)
 
 
 def __getattr__(name: str) -> Any:

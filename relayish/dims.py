@@ -12,9 +12,10 @@ docs/text-format.md); an operation whose result would pass one raises ``RelayErr
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Mapping, Union
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Union
 
 from .errors import RelayError
+from .names import Names
 
 if TYPE_CHECKING:
     from .types import TypeVar
@@ -286,8 +287,6 @@ class Dim:
         return self._hash
 
     def __repr__(self) -> str:
-        from .printer import dim_text
-
         return f"Dim({dim_text(self)})"
 
 
@@ -299,10 +298,61 @@ def as_dim(value: DimLike) -> Dim:
         raise TypeError("a dimension cannot be a bool")
     if isinstance(value, int):
         return Dim.const(value)
-    from .types import Kind, TypeVar
-
-    if isinstance(value, TypeVar) and value.kind is Kind.DIM:
-        return Dim.atom(value)
+    if callable(getattr(value, "as_dim", None)):  # a type variable: TypeVar.as_dim (a TypeError unless of kind Dim)
+        return value.as_dim()
     if hasattr(value, "__index__"):
         return Dim.const(value.__index__())
     raise TypeError(f"not a dimension: {value!r}")
+
+
+def dim_text(d: Dim, name: Callable[[object], str] | None = None) -> str:
+    """``d`` as the text format writes it: higher degree first, positive before negative, then
+    by name. ``name`` names the dimension variables (the printer's names); by default they
+    are named as the printer names a dimension printed on its own."""
+    if name is None:
+        names = Names(allow_leading_digit=False)
+        name = lambda tv: names.name(tv, tv.name)  # noqa: E731
+    return _DimWriter(name).dim(d)
+
+
+class _DimWriter:
+    def __init__(self, name: Callable[[object], str]):
+        self.name = name
+
+    def dim(self, d: Dim) -> str:
+        terms = []
+        for mono, coeff in d.terms.items():
+            factors = sorted((self.atom(atom), power) for atom, power in mono)
+            degree = sum(p for _, p in mono)
+            terms.append(((-degree, coeff < 0, factors), mono, coeff, factors))
+        terms.sort(key=lambda t: t[0])
+        if not terms:
+            return "0"
+        pieces = []
+        for i, (_, mono, coeff, factors) in enumerate(terms):
+            magnitude = self.monomial(abs(coeff), factors)
+            if i == 0:
+                negative_atom = coeff < 0 and "//" in magnitude
+                pieces.append(("-(" + magnitude + ")") if negative_atom else ("-" if coeff < 0 else "") + magnitude)
+            else:
+                pieces.append((" - " if coeff < 0 else " + ") + magnitude)
+        return "".join(pieces)
+
+    def atom(self, atom: object) -> str:
+        if isinstance(atom, FloorDiv):
+            return f"{self.operand(atom.num)} // {self.operand(atom.den)}"
+        return self.name(atom)
+
+    def operand(self, d: Dim) -> str:
+        text = self.dim(d)
+        simple = len(d.terms) == 1 and (d.is_const and d.value >= 0 or next(iter(d.terms.values())) == 1)
+        return text if simple and "//" not in text and "*" not in text else f"({text})"
+
+    @staticmethod
+    def monomial(coeff: int, factors: list[tuple[str, int]]) -> str:
+        parts = [str(coeff)] if coeff != 1 or not factors else []
+        for text, power in factors:
+            if "//" in text and (coeff != 1 or power > 1 or len(factors) > 1):
+                text = f"({text})"
+            parts.extend([text] * power)
+        return "*".join(parts)

@@ -15,6 +15,7 @@ import attrs
 import numpy as np
 
 from .errors import Span
+from .ops.registry import lookup_op
 from .types import BaseType, Type, TypeVar
 
 
@@ -156,8 +157,6 @@ class Call(Expr):
 
     def __attrs_post_init__(self) -> None:
         if isinstance(self.callee, Op):
-            from .ops.registry import lookup_op
-
             op = lookup_op(self.callee.name)
             if op is not None:
                 object.__setattr__(self, "attrs", op.normalize_attrs(self.attrs))

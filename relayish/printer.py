@@ -10,17 +10,17 @@ sub-term prints it in place.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Iterator
 
 import numpy as np
 
-from .dims import Dim, FloorDiv
+from .dims import Dim, dim_text
 from .expr import (
     Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
     RefRead, RefWrite, Tuple, Var, Zero,
 )  # fmt: skip
 from .module import Module
+from .names import Names
 from .traverse import trampoline
 from .types import (
     BaseType, BoolType, FloatType, ForallType, FuncType, IntType, RefType, Shape, TensorType,
@@ -42,17 +42,12 @@ BINARY_LEVELS = {"+": LEVEL_ADD, "-": LEVEL_ADD, "*": LEVEL_MUL, "/": LEVEL_MUL}
 for _symbol in ("==", "!=", "<", "<=", ">", ">="):
     BINARY_LEVELS[_symbol] = LEVEL_COMPARE
 
-KEYWORDS = frozenset(
-    "let in if then else fn def operator forall Tensor Shape IntType UIntType FloatType "
-    "BoolType RefType Zero Grad Ref tensor true false none sq nan inf Type BaseType Dim".split()
-)
 DTYPE_SUFFIX = {
     IntType(8): "i8", IntType(16): "i16", IntType(64): "i64",
     UIntType(8): "u8", UIntType(16): "u16", UIntType(32): "u32", UIntType(64): "u64",
     FloatType(16): "f16", FloatType(64): "f64",
 }  # fmt: skip
 MAX_INDENT = 32  # deeper nesting stops indenting further, so text size stays linear
-_BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_]")
 
 
 def _binary_symbol(call: Call) -> str | None:
@@ -119,35 +114,6 @@ def _scalar_text(c: Constant) -> str:
     value = c.value
     text = _element_text(value[()], value.dtype)
     return text + DTYPE_SUFFIX.get(c.dtype, "")
-
-
-class _Names:
-    """Unique printable names from hints, allocated in printing order."""
-
-    def __init__(self, allow_leading_digit: bool):
-        self.allow_leading_digit = allow_leading_digit
-        self.by_id: dict[int, str] = {}
-        self.used: set[str] = set()
-        self.next_suffix: dict[str, int] = {}
-        self.keep_alive: list[object] = []
-
-    def name(self, obj: object, hint: str) -> str:
-        found = self.by_id.get(id(obj))
-        if found is not None:
-            return found
-        base = _BAD_NAME_CHARS.sub("_", hint) or "x"
-        if not self.allow_leading_digit and (base[0].isdigit() or base in KEYWORDS):
-            base = "t" + base if base[0].isdigit() else base + "_"
-        k = self.next_suffix.get(base, 0)  # names only get used up, so resume where we stopped
-        name = f"{base}_{k}" if k else base
-        while name in self.used:
-            k += 1
-            name = f"{base}_{k}"
-        self.next_suffix[base] = k + 1
-        self.used.add(name)
-        self.by_id[id(obj)] = name
-        self.keep_alive.append(obj)
-        return name
 
 
 class Printer:
@@ -218,43 +184,7 @@ class Printer:
         return ", ".join(f"{self.tvar_name(tv)}: {tv.kind.value}" for tv in params)
 
     def dim(self, d: Dim) -> str:
-        """Canonical order: higher degree first, positive before negative, then by name."""
-        terms = []
-        for mono, coeff in d.terms.items():
-            factors = sorted((self.atom(atom), power) for atom, power in mono)
-            degree = sum(p for _, p in mono)
-            terms.append(((-degree, coeff < 0, factors), mono, coeff, factors))
-        terms.sort(key=lambda t: t[0])
-        if not terms:
-            return "0"
-        pieces = []
-        for i, (_, mono, coeff, factors) in enumerate(terms):
-            magnitude = self.monomial(abs(coeff), factors)
-            if i == 0:
-                negative_atom = coeff < 0 and "//" in magnitude
-                pieces.append(("-(" + magnitude + ")") if negative_atom else ("-" if coeff < 0 else "") + magnitude)
-            else:
-                pieces.append((" - " if coeff < 0 else " + ") + magnitude)
-        return "".join(pieces)
-
-    def atom(self, atom: object) -> str:
-        if isinstance(atom, FloorDiv):
-            return f"{self.dim_operand(atom.num)} // {self.dim_operand(atom.den)}"
-        return self.tvar_name(atom)
-
-    def dim_operand(self, d: Dim) -> str:
-        text = self.dim(d)
-        simple = len(d.terms) == 1 and (d.is_const and d.value >= 0 or next(iter(d.terms.values())) == 1)
-        return text if simple and "//" not in text and "*" not in text else f"({text})"
-
-    @staticmethod
-    def monomial(coeff: int, factors: list[tuple[str, int]]) -> str:
-        parts = [str(coeff)] if coeff != 1 or not factors else []
-        for text, power in factors:
-            if "//" in text and (coeff != 1 or power > 1 or len(factors) > 1):
-                text = f"({text})"
-            parts.extend([text] * power)
-        return "*".join(parts)
+        return dim_text(d, self.tvar_name)
 
     # expressions ------------------------------------------------------------------
     def expr(self, e: Expr, level: int, indent: int) -> Iterator[Any]:
@@ -404,8 +334,8 @@ class Printer:
     # modules ----------------------------------------------------------------------
     def fresh_names(self) -> None:
         """Each top-level definition is its own naming scope."""
-        self.vars = _Names(allow_leading_digit=True)
-        self.tvars = _Names(allow_leading_digit=False)
+        self.vars = Names(allow_leading_digit=True)
+        self.tvars = Names(allow_leading_digit=False)
 
     def module(self, m: Module) -> Iterator[Any]:
         for name, ty in m.op_decls.items():
@@ -443,7 +373,3 @@ def astext(obj: Module | Expr | Type | Dim) -> str:
     else:
         raise TypeError(f"astext takes a Module, Expr, Type or Dim, not {type(obj).__name__}")
     return printer.text()
-
-
-def dim_text(d: Dim) -> str:
-    return Printer().dim(d)

@@ -17,7 +17,8 @@ from typing import Any, Callable
 from relayish.errors import RelayError
 
 _ROOT = Path(__file__).resolve().parents[1]
-INTERNAL = tuple(f"{_ROOT / package}{os.sep}" for package in ("ad", "frontend", "interp", "jit", "relayish", "typecheck"))
+PACKAGES = ("ad", "frontend", "interp", "jit", "relayish", "runtime", "typecheck")
+INTERNAL = tuple(f"{_ROOT / package}{os.sep}" for package in PACKAGES)
 EXAMPLES = f"{_ROOT / 'relayish' / 'examples'}{os.sep}"  # user code that ships with relayish
 
 

@@ -203,20 +203,21 @@ class TypeVar(Type):
         object.__setattr__(self, "_hash", object.__hash__(self))
 
     # Dimension variables take part in shape arithmetic directly: ``2 * n + 1``.
-    def _dim(self) -> Dim:
+    def as_dim(self) -> Dim:
+        """This dimension variable as a Dim (``dims.as_dim`` converts type variables with it)."""
         if self.kind is not Kind.DIM:
             raise TypeError(f"type variable {self.name} of kind {self.kind.value} is not a dimension")
-        return as_dim(self)
+        return Dim.atom(self)
 
-    def __add__(self, other): return self._dim() + other  # noqa: E704
-    def __radd__(self, other): return other + self._dim()  # noqa: E704
-    def __sub__(self, other): return self._dim() - other  # noqa: E704
-    def __rsub__(self, other): return as_dim(other) - self._dim()  # noqa: E704
-    def __mul__(self, other): return self._dim() * other  # noqa: E704
-    def __rmul__(self, other): return as_dim(other) * self._dim()  # noqa: E704
-    def __floordiv__(self, other): return self._dim() // other  # noqa: E704
-    def __rfloordiv__(self, other): return as_dim(other) // self._dim()  # noqa: E704
-    def __neg__(self): return -self._dim()  # noqa: E704
+    def __add__(self, other): return self.as_dim() + other  # noqa: E704
+    def __radd__(self, other): return other + self.as_dim()  # noqa: E704
+    def __sub__(self, other): return self.as_dim() - other  # noqa: E704
+    def __rsub__(self, other): return as_dim(other) - self.as_dim()  # noqa: E704
+    def __mul__(self, other): return self.as_dim() * other  # noqa: E704
+    def __rmul__(self, other): return as_dim(other) * self.as_dim()  # noqa: E704
+    def __floordiv__(self, other): return self.as_dim() // other  # noqa: E704
+    def __rfloordiv__(self, other): return as_dim(other) // self.as_dim()  # noqa: E704
+    def __neg__(self): return -self.as_dim()  # noqa: E704
 
 
 @_type_class

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import attrs
 
 from relayish.alpha import alpha_equal
-from relayish.dims import Dim, as_dim
+from relayish.dims import Dim, as_dim, dim_text
 from relayish.traverse import trampoline
 from relayish.types import (
     BaseType, ForallType, FuncType, Kind, RefType, Shape, TensorType, TupleType, Type, TypeVar,
@@ -135,7 +135,7 @@ class Solver:
             if any(isinstance(v, Hole) for v in (a - b).free_vars()):
                 self.pending_dims.append((a, b, where))  # not linear yet: try again later
                 return
-            raise Mismatch(f"{where}: {_dim_text(a)} vs {_dim_text(b)}")
+            raise Mismatch(f"{where}: {dim_text(a)} vs {dim_text(b)}")
         hole, value = solved
         self.solution[hole] = value
 
@@ -164,12 +164,6 @@ class Solver:
             return ty
         mapping = {tv: Hole.fresh(tv.kind) for tv in ty.params}
         return substitute(ty.body, mapping)
-
-
-def _dim_text(d: Dim) -> str:
-    from relayish.printer import dim_text
-
-    return dim_text(d)
 
 
 def substitute(ty: Type, mapping: dict[TypeVar, Any]) -> Type:

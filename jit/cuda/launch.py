@@ -26,7 +26,7 @@ import numpy as np
 from relayish.ops.registry import lookup_op
 from relayish.types import BaseType, Shape, TensorType, TupleType
 
-from ..kernels.registry import ArgType
+from ..kernels.registry import ArgType, launcher
 
 THREADS = 128  # per block
 
@@ -70,6 +70,7 @@ def kernel_module(bodies: Sequence[str], names: Sequence[str], helpers: str = ""
             + f"\n\nBODIES = ({''.join(n + ', ' for n in names)})\nERRORS = {dict(errors or {})!r}\n")
 
 
+@launcher("cuda")
 class Launcher:
     """The host side of a CUDA kernel: allocates the results on the device, launches one
     thread per element, raises what the body reported; rank-0 results come back as NumPy scalars."""
@@ -95,7 +96,7 @@ class Launcher:
 
     def no_errors(self) -> Any:
         """The ``err`` of a kernel that reports nothing: one array for every call."""
-        from numba import cuda
+        from numba import cuda  # lazy: numba.cuda, at the first launch (the simulator is chosen before)
 
         if self._no_errors is None:
             self._no_errors = cuda.to_device(np.zeros(1, np.int32))
@@ -109,7 +110,7 @@ class Launcher:
             self.op.compute(*hosted, **self.attrs)
 
     def __call__(self, *args: Any) -> Any:
-        from numba import cuda
+        from numba import cuda  # lazy: numba.cuda, at the first launch (the simulator is chosen before)
 
         is_tuple, results = self.result_types(args)
         if any(0 in shape for shape, _ in results):

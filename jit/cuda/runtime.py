@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
-from ..lower import HostRuntime
+from ..host import HostRuntime
 from ..scalars import Boundary
 from .launch import THREADS
 

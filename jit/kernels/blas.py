@@ -92,7 +92,7 @@ def _choice() -> str:
 
 def _numpy_extension() -> str:
     try:
-        from numpy._core import _multiarray_umath
+        from numpy._core import _multiarray_umath  # lazy: which of NumPy's two names exists
     except ImportError:  # NumPy 1
         from numpy.core import _multiarray_umath
     return _multiarray_umath.__file__
@@ -177,7 +177,7 @@ def ensure_gemm() -> None:
     """Make the symbols ``gemm_source`` declares resolvable; kernel modules call it at import."""
     gemm = numpy_gemm()
     if gemm is None:
-        from numba.np.linalg import ensure_blas
+        from numba.np.linalg import ensure_blas  # lazy: numba, only once a kernel needs it
 
         ensure_blas()
         return

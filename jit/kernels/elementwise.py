@@ -81,9 +81,14 @@ NotImplementedError for it.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Sequence
 
-from .registry import ArgType, generator
+import attrs
+
+from relayish.ops.element import gives_bool, translate
+from relayish.ops.registry import lookup_op
+
+from .registry import ArgType, element_generator, generator
 
 _HEADER = """import math
 
@@ -345,97 +350,6 @@ def _is_signed(dtype: str) -> bool:
 # Unary operators
 
 
-_HELPERS = {"exp": (_EXP32, _EXP64), "sigmoid": (_EXP32, _EXP64), "log": (_LOG32, _LOG64),
-            "tanh": (_TANH32, _TANH64), "sin": (_SINCOS32, _SINCOS64), "cos": (_SINCOS32, _SINCOS64)}
-
-
-def _unary_expr(op: str, dtype: str) -> tuple[str, str, tuple[str, str] | None]:
-    """(element expression of ``x``, helper source, fixup) of ``op``. A fixup (condition, expression) redoes, in a
-    second pass run only when the first saw such an element, the elements an approximation does not cover."""
-    t = _np_type(dtype)
-    simple = {
-        "neg": "-x",
-        "sq": "x * x",
-        "relu": f"{t}(0) if x <= {t}(0) else x",  # NaN stays; -0.0 becomes 0.0, as np.maximum(x, 0) gives
-        "abs": "x" if dtype.startswith("uint") else "abs(x)",
-        "logical_not": "not x",
-        "sqrt": "np.sqrt(x)",  # vectorized by LLVM, correctly rounded
-    }
-    if op in simple:
-        return simple[op], "", None
-    single = dtype == "float32"
-    bits = "32" if single else "64"
-    tiny = "_F(1.17549435e-38)" if single else "2.2250738585072014e-308"  # the smallest normal number
-    far = "_F(1e4)" if single else "1e5"  # where the Cody-Waite reduction by pi/2 stops being accurate
-    expr, fixup = {
-        "exp": (f"_exp{bits}(x)", None),
-        "sigmoid": (f"{t}(1) / ({t}(1) + _exp{bits}(-x))", None),  # the reference's formula
-        "log": (f"_log{bits}(x)", (f"not x >= {tiny}", "np.log(x)")),
-        "tanh": (f"_tanh{bits}(x)", None),
-        "sin": (f"_sincos{bits}(x, False)", (f"abs(x) > {far}", "math.sin(x)")),
-        "cos": (f"_sincos{bits}(x, True)", (f"abs(x) > {far}", "math.cos(x)")),
-    }[op]
-    return expr, _HELPERS[op][0 if single else 1], fixup
-
-
-def _unary_source(op: str, arg: ArgType) -> str:
-    _check_dtypes([arg])
-    expr, helper, fixup = _unary_expr(op, arg.dtype)
-    out = "np.bool_" if op == "logical_not" else _np_type(arg.dtype)
-    parallel = fixup is None
-    body = f"""
-{_decorator(fastmath=bool(helper))}
-def {'_serial' if parallel else 'kernel'}(a0):
-    out = np.empty(a0.shape, {out})
-    fo = out.reshape(-1)
-    f0 = np.ascontiguousarray(a0).reshape(-1)
-"""
-    if fixup:
-        cond, fallback = fixup
-        body += f"""    redo = False
-    for j in range(fo.size):
-        x = f0[j]
-        fo[j] = {expr}
-        redo |= {cond}
-    if redo:
-        for j in range(fo.size):
-            x = f0[j]
-            if {cond}:
-                fo[j] = {fallback}
-"""
-    else:
-        body += f"""    for j in range(fo.size):
-        x = f0[j]
-        fo[j] = {expr}
-"""
-    source = f"{_HEADER}{helper}{body}    return out\n"
-    if not parallel:
-        return source
-    return f"""{source}
-{_parallel_loop(expr, 1, bool(helper), unary=True)}
-
-def kernel(a0):
-    if a0.size >= PARALLEL_MIN and a0.flags.c_contiguous:
-        out = np.empty(a0.shape, {out})
-        _parallel(a0.reshape(-1), out.reshape(-1))
-        return out
-    return _serial(a0)
-"""
-
-
-def _unary_generator(op: str) -> Callable[[dict, Sequence[ArgType]], str]:
-    def generate(attrs: dict, args: Sequence[ArgType]) -> str:
-        return _unary_source(op, args[0])
-
-    generate.__name__ = f"generate_{op}"
-    generate.__doc__ = f"The kernel source of {op}: a flat loop (see the module docstring for the choices)."
-    return generate
-
-
-for _op in ("neg", "sq", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "abs", "sin", "cos", "logical_not"):
-    generator(_op)(_unary_generator(_op))
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Casts and *_like
 
@@ -519,22 +433,6 @@ def generate_ones_like(attrs: dict, args: Sequence[ArgType]) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 # Broadcasting operators
 
-_COMPARE = {"equal": "==", "not_equal": "!=", "less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">="}
-
-_IPOW = '''
-@numba.njit(inline="always")
-def _ipow(a, b):
-    """a ** b for b >= 0 by squaring; the products wrap as NumPy's do."""
-    r = _T(1)
-    while b > _T(0):
-        if b & _T(1):
-            r = r * a
-        a = a * a
-        b = b >> _T(1)
-    return r
-'''
-
-
 class _Code:
     """Lines of a function body, indented by nesting level."""
 
@@ -585,14 +483,14 @@ def _broadcast_source(
     out_dtype: str,
     *,
     helpers: str = "",
-    divisor_check: bool = False,
-    exponent_check: bool = False,
+    divisor_check: int | None = None,
+    exponent_check: int | None = None,
     scalar_case: tuple[str, str] = ("", ""),
 ) -> str:
     """A broadcasting kernel computing ``expr`` of the elements x0, x1, ... (see the module docstring). One
     function: Numba compiles each function separately, and helpers would double the compile time."""
     _check_dtypes(args)
-    parallel = not (divisor_check or exponent_check) and all(a.rank == args[0].rank for a in args)
+    parallel = divisor_check is None and exponent_check is None and all(a.rank == args[0].rank for a in args)
     nargs = len(args)
     rank = max(a.rank for a in args)
     width = max(rank, 1)
@@ -615,15 +513,15 @@ def _broadcast_source(
     shape = "(" + "".join(f"n{d}, " for d in range(rank)) + ")"
     code(1, f"out = np.empty({shape}, {_np_type(out_dtype)})", "fo = out.reshape(-1)")
     code(1, *(f"f{k} = np.ascontiguousarray(a{k}).reshape(-1)" for k in ks))
-    if divisor_check:  # the whole divisor, before the size-0 return, as the reference checks
-        code(1, "for j in range(f1.size):")
-        code(2, "if f1[j] == 0:")
+    if divisor_check is not None:  # the whole divisor, before the size-0 return, as the reference checks
+        code(1, f"for j in range(f{divisor_check}.size):")
+        code(2, f"if f{divisor_check}[j] == 0:")
         code(3, 'raise ZeroDivisionError("div: integer division by zero (a divisor is 0)")')
     code(1, "if fo.size == 0:")
     code(2, "return out")
-    if exponent_check:  # NumPy raises on meeting a negative exponent, so only for a non-empty result
-        code(1, "for j in range(f1.size):")
-        code(2, "if f1[j] < 0:")
+    if exponent_check is not None:  # NumPy raises on meeting a negative exponent, so only for a non-empty result
+        code(1, f"for j in range(f{exponent_check}.size):")
+        code(2, f"if f{exponent_check}[j] < 0:")
         code(3, 'raise ValueError("Integers to negative integer powers are not allowed.")')
     code(1, f"dims = np.ones({width}, np.intp)", f"st = np.zeros(({nargs}, {width}), np.intp)")
     if all(a.rank == rank for a in args):  # the common case: no broadcasting, one flat loop
@@ -675,48 +573,222 @@ def kernel({names}):
 """
 
 
-def _binary_parts(op: str, dtype: str) -> dict:
-    """The element expression of x0 (op) x1 and what else the kernel needs (keywords of _broadcast_source)."""
-    if op in _COMPARE:
-        return {"expr": f"x0 {_COMPARE[op]} x1", "out_dtype": "bool"}
-    if op in ("logical_and", "logical_or"):
-        return {"expr": f"x0 {'&' if op == 'logical_and' else '|'} x1", "out_dtype": "bool"}
-    simple = {"add": "x0 + x1", "sub": "x0 - x1", "mul": "x0 * x1",
-              # NaN wins; for equal arguments (-0.0, 0.0) the second, as NumPy's contiguous loops give.
-              "maximum": "x1 if (x0 <= x1) | (x1 != x1) else x0",
-              "minimum": "x1 if (x0 >= x1) | (x1 != x1) else x0"}
-    if op in simple:
-        return {"expr": simple[op]}
-    if op == "div":
-        if _is_float(dtype):
-            return {"expr": "x0 / x1"}
-        # x // -1 is negation (wrapping for the smallest integer, where the hardware division would trap).
-        expr = "-x0 if x1 == -1 else x0 // x1" if _is_signed(dtype) else "x0 // x1"
-        return {"expr": expr, "divisor_check": True}
-    if op == "pow":
-        if _is_float(dtype):
+# ---------------------------------------------------------------------------------------------------------------
+# Element expressions: an operator record's ``element`` (relayish/ops/element.py) written in Numba
+
+
+_APPROXIMATIONS = {  # function -> (call template, float32 helper, float64 helper)
+    "exp": ("_exp{bits}({0})", _EXP32, _EXP64),
+    "tanh": ("_tanh{bits}({0})", _TANH32, _TANH64),
+    "log": ("_log{bits}({0})", _LOG32, _LOG64),
+    "sin": ("_sincos{bits}({0}, False)", _SINCOS32, _SINCOS64),
+    "cos": ("_sincos{bits}({0}, True)", _SINCOS32, _SINCOS64),
+}
+_LIBM = {"log": "np.log({0})", "sin": "math.sin({0})", "cos": "math.cos({0})"}  # where an approximation stops
+
+_IPOW = '''
+@numba.njit(inline="always")
+def _ipow_{T}(a, b):
+    """a ** b for b >= 0 by squaring; the products wrap as NumPy's do."""
+    r = np.{T}(1)
+    while b > np.{T}(0):
+        if b & np.{T}(1):
+            r = r * a
+        a = a * a
+        b = b >> np.{T}(1)
+    return r
+'''
+
+# NumPy's floor_divide and remainder of floats (npy_divmod): fmod, then the quotient snapped to an integer.
+_FLOAT_DIVMOD = '''
+@numba.njit(inline="always")
+def _divmod_{T}(a, b):
+    m = np.fmod(a, b)
+    if b == np.{T}(0):
+        return a / b, m
+    d = (a - m) / b
+    if m != np.{T}(0):
+        if (b < np.{T}(0)) != (m < np.{T}(0)):
+            m += b
+            d -= np.{T}(1)
+    else:
+        m = np.copysign(a - a, b)  # a is finite here: a - a is a zero of its dtype
+    if d != np.{T}(0):
+        q = np.floor(d)
+        if d - q > np.{T}(0.5):
+            q += np.{T}(1)
+    else:
+        q = np.copysign(a - a, a / b)
+    return q, m
+'''
+
+
+@attrs.frozen
+class ElementCode:
+    """An element expression in Numba: ``expr`` over the argument names, the helper functions it
+    calls, ``fixup`` (condition, exact expression) for the elements an approximation does not
+    cover, the integer arguments checked over the whole array (a divisor, an exponent), a cheaper
+    expression for a scalar last argument, and the result dtype."""
+
+    expr: str
+    helpers: str
+    fixup: tuple[str, str] | None
+    divisor: int | None
+    exponent: int | None
+    scalar_case: tuple[str, str]
+    out_dtype: str
+
+
+class NumbaDialect:
+    """Writes element expressions for the CPU kernels (module docstring: approximations, checks)."""
+
+    def __init__(self, args: Sequence[str], dtype: str, exact: bool = False):
+        self.args, self.dtype, self.exact = list(args), dtype, exact
+        self.helpers: dict[str, str] = {}
+        self.fixups: list[str] = []
+        self.divisor: int | None = None
+        self.exponent: int | None = None
+        self.scalar_case = ("", "")
+
+    def arg(self, index: int) -> str:
+        return self.args[index]
+
+    def literal(self, value: int | float | bool) -> str:
+        return f"{_np_type(self.dtype)}({value!r})"
+
+    def unary(self, op: str, x: str) -> str:
+        return f"(not {x})" if op == "not" else f"(-{x})"
+
+    def binary(self, op: str, x: str, y: str) -> str:
+        floating = _is_float(self.dtype)
+        if op in ("and", "or"):
+            return f"({x} {'&' if op == 'and' else '|'} {y})"
+        if op in ("+", "-", "*", "==", "!=", "<", "<=", ">", ">=") or op == "/" and floating:
+            return f"({x} {op} {y})"
+        if op in ("//", "%") and floating:
+            self.helpers[f"_divmod_{self.dtype}"] = _FLOAT_DIVMOD.replace("{T}", self.dtype)
+            return f"_divmod_{self.dtype}({x}, {y})[{int(op == '%')}]"
+        if op in ("/", "//", "%"):
+            self.divisor = self._argument(y, "divisor")
+            if not _is_signed(self.dtype):
+                return f"({x} {'%' if op == '%' else '//'} {y})"
+            # x // -1 is negation (wrapping for the smallest integer, where the hardware division would trap)
+            return f"({self.literal(0)} if {y} == -1 else {x} % {y})" if op == "%" else \
+                f"(-{x} if {y} == -1 else {x} // {y})"
+        assert op == "**"
+        if floating:
             # libm per element (NumPy's SIMD pow has no vectorizable counterpart here); x ** 2, what squares and
             # losses write, multiplies.
-            return {"expr": "x0 ** x1", "scalar_case": ("x1 == 2", "x0 * x0")}
-        return {"expr": "_ipow(x0, x1)", "helpers": f"\n_T = {_np_type(dtype)}\n{_IPOW}",
-                "exponent_check": _is_signed(dtype)}
-    raise AssertionError(op)
+            if (x, y) == tuple(self.args[:2]):
+                self.scalar_case = (f"{y} == 2", f"{x} * {x}")
+            return f"({x} ** {y})"
+        self.helpers[f"_ipow_{self.dtype}"] = _IPOW.replace("{T}", self.dtype)
+        if _is_signed(self.dtype):
+            self.exponent = self._argument(y, "exponent")
+        return f"_ipow_{self.dtype}({x}, {y})"
+
+    def call(self, name: str, args: list[str]) -> str:
+        x = args[0]
+        selected = selection(name, args, self.dtype)
+        if selected is not None:
+            return selected
+        if name == "erf":
+            return f"math.erf({x})"
+        if name in _APPROXIMATIONS and self.dtype in ("float32", "float64") and \
+                not (self.exact and name in _LIBM):
+            template, single, double = _APPROXIMATIONS[name]
+            self.helpers[name if name not in ("sin", "cos") else "sincos"] = single if self.dtype == "float32" else double
+            if name in _LIBM:
+                tiny = "_F(1.17549435e-38)" if self.dtype == "float32" else "2.2250738585072014e-308"  # smallest normal
+                far = "_F(1e4)" if self.dtype == "float32" else "1e5"  # where reduction by pi/2 stops being accurate
+                self.fixups.append(f"not {x} >= {tiny}" if name == "log" else f"abs({x}) > {far}")
+            return template.format(x, bits=self.dtype[-2:])
+        return _LIBM.get(name, f"np.{name}({{0}})").format(x)
+
+    def _argument(self, name: str, role: str) -> int:
+        if name not in self.args:
+            raise NotImplementedError(f"an integer {role} must be an argument of the operator, not {name}")
+        return self.args.index(name)
 
 
-def _binary_generator(op: str) -> Callable[[dict, Sequence[ArgType]], str]:
-    def generate(attrs: dict, args: Sequence[ArgType]) -> str:
-        return _broadcast_source(args=args, **{"out_dtype": args[0].dtype, **_binary_parts(op, args[0].dtype)})
+def selection(name: str, args: list[str], dtype: str) -> str | None:
+    """``where``, ``maximum``, ``minimum`` and ``abs`` in Numba, as the CPU and CUDA kernels write
+    them alike (None for other functions): NaN wins a maximum, and of equal arguments (-0.0, 0.0)
+    the second, as NumPy's loops give."""
+    x = args[0]
+    if name == "where":
+        return f"({args[1]} if {x} else {args[2]})"
+    if name in ("maximum", "minimum"):
+        y = args[1]
+        return f"({y} if ({x} {'<=' if name == 'maximum' else '>='} {y}) | ({y} != {y}) else {x})"
+    if name == "abs":
+        return x if dtype.startswith("uint") else f"abs({x})"
+    return None
 
-    generate.__name__ = f"generate_{op}"
-    generate.__doc__ = f"The kernel source of {op}: broadcasting loops (see the module docstring)."
-    return generate
+
+def element_code(op: str, dtypes: Sequence[str], names: Sequence[str]) -> ElementCode:
+    """Operator ``op``'s element expression over ``names`` (arguments of ``dtypes``) in Numba."""
+    text = lookup_op(op).element
+    dtype = next((d for d in dtypes if d != "bool"), "bool")
+    dialect = NumbaDialect(names, dtype)
+    expr = translate(text, dialect)
+    fixup = None
+    if dialect.fixups:
+        fixup = (" or ".join(dialect.fixups), translate(text, NumbaDialect(names, dtype, exact=True)))
+    return ElementCode(expr, "".join(dialect.helpers.values()), fixup, dialect.divisor, dialect.exponent,
+                       dialect.scalar_case, "bool" if gives_bool(text) else dtype)
 
 
-for _op in ("add", "sub", "mul", "div", "pow", "maximum", "minimum", *_COMPARE, "logical_and", "logical_or"):
-    generator(_op)(_binary_generator(_op))
+def _element_source(code: ElementCode, args: Sequence[ArgType]) -> str:
+    """A flat loop for one argument (with the fixup pass and the parallel loop), broadcasting loops otherwise."""
+    if len(args) > 1:
+        return _broadcast_source(code.expr, args, code.out_dtype, helpers=code.helpers, divisor_check=code.divisor,
+                                 exponent_check=code.exponent, scalar_case=code.scalar_case)
+    _check_dtypes(args)
+    out = _np_type(code.out_dtype)
+    parallel = code.fixup is None
+    body = f"""
+{_decorator(fastmath=bool(code.helpers))}
+def {'_serial' if parallel else 'kernel'}(a0):
+    out = np.empty(a0.shape, {out})
+    fo = out.reshape(-1)
+    f0 = np.ascontiguousarray(a0).reshape(-1)
+"""
+    if code.fixup:
+        cond, fallback = code.fixup
+        body += f"""    redo = False
+    for j in range(fo.size):
+        x = f0[j]
+        fo[j] = {code.expr}
+        redo |= {cond}
+    if redo:
+        for j in range(fo.size):
+            x = f0[j]
+            if {cond}:
+                fo[j] = {fallback}
+"""
+    else:
+        body += f"""    for j in range(fo.size):
+        x = f0[j]
+        fo[j] = {code.expr}
+"""
+    source = f"{_HEADER}{code.helpers}{body}    return out\n"
+    if not parallel:
+        return source
+    return f"""{source}
+{_parallel_loop(code.expr, 1, bool(code.helpers), unary=True)}
+
+def kernel(a0):
+    if a0.size >= PARALLEL_MIN and a0.flags.c_contiguous:
+        out = np.empty(a0.shape, {out})
+        _parallel(a0.reshape(-1), out.reshape(-1))
+        return out
+    return _serial(a0)
+"""
 
 
-@generator("where")
-def generate_where(attrs: dict, args: Sequence[ArgType]) -> str:
-    """a where cond is true, else b; all three broadcast."""
-    return _broadcast_source(expr="x1 if x0 else x2", args=args, out_dtype=args[1].dtype)
+@element_generator("cpu")
+def generate_element(op: str, attrs: dict, args: Sequence[ArgType]) -> str:
+    """The kernel of an operator given by its element expression (see the module docstring for the loops)."""
+    names = ["x"] if len(args) == 1 else [f"x{k}" for k in range(len(args))]
+    return _element_source(element_code(op, [a.dtype for a in args], names), args)

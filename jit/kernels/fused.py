@@ -44,10 +44,11 @@ import re
 from typing import Any, Callable
 
 from relayish.expr import Call, Constant, Expr, Function, Let, Tuple, Var
+from relayish.ops.element import arguments_used
 from relayish.ops.registry import lookup_op
 from relayish.types import BaseType, Shape, TensorType, Type
 
-from .elementwise import _HEADER, _Code, _binary_parts, _conversion, _decorator, _unary_expr
+from .elementwise import _HEADER, _Code, _conversion, _decorator, element_code
 from .reduce import literal, numpy_type, product, shape_tuple
 from .registry import kernel_from_source
 from .vector_width import SOURCE as WIDE_VECTORS
@@ -55,8 +56,16 @@ from .vector_width import SOURCE as WIDE_VECTORS
 TILE = 1024  # elements per tile of a loop whose innermost axis is reduced (the buffer stays in L1)
 REDUCTIONS = ("sum", "mean")
 COPIES = ("broadcast_to", "broadcast_to_like")
-NOT_READ = {"broadcast_to_like": (1,), "cast_like": (1,), "zeros_like": (0,), "ones_like": (0,)}  # shape or dtype only
-FILLS = {"zeros_like": 0, "ones_like": 1}
+NOT_READ = {"broadcast_to_like": (1,), "cast_like": (1,)}  # shape or dtype only
+
+
+def not_read(op: str, nargs: int) -> tuple[int, ...]:
+    """The arguments whose values ``op`` does not read (only their shapes or dtypes)."""
+    element = lookup_op(op).element
+    if element is None:
+        return NOT_READ.get(op, ())
+    used = arguments_used(element)
+    return tuple(k for k in range(nargs) if k not in used)
 
 
 class Unsupported(Exception):
@@ -109,7 +118,7 @@ class _Group:
         self.read: set[int] = set()  # ids of parameters read by value
         for var, value in self.statements:
             if isinstance(value, Call):
-                skipped = NOT_READ.get(value.callee.name, ())
+                skipped = not_read(value.callee.name, len(value.args))
                 self.read.update(id(a) for k, a in enumerate(value.args) if k not in skipped)
 
     def walks(self, ty: Type) -> tuple[bool, ...]:
@@ -182,23 +191,18 @@ def fused_source(fn: Function) -> str:
         fixup = None
         if op == "full":
             expr = literal(lookup_op("full").full_attrs(value.attrs)["fill_value"], out)
-        elif op in FILLS:
-            expr = literal(FILLS[op], out)
         elif op in ("cast", "cast_like"):
             expr = _conversion(_atom_dtype(args[0]), out)
         elif op in COPIES:
             expr = "x"
-        elif op == "where":
-            expr = "x1 if x0 else x2"
-        elif len(args) == 1:
-            expr, helper, fixup = _unary_expr(op, _atom_dtype(args[0]))
-            helpers.append(helper)
-        else:
-            parts = _binary_parts(op, _atom_dtype(args[0]))
-            if set(parts) - {"expr", "out_dtype", "scalar_case"}:
+        else:  # the record's element expression
+            parts = element_code(op, [_atom_dtype(a) for a in args],
+                                 ["x"] if len(args) == 1 else [f"x{k}" for k in range(len(args))])
+            if parts.divisor is not None or parts.exponent is not None:
                 raise Unsupported(f"{op} on these dtypes can raise: not fused")
-            expr = parts["expr"]
-        if any(not operands[k] for k in range(len(args)) if k not in NOT_READ.get(op, ())):
+            expr, fixup = parts.expr, parts.fixup
+            helpers.append(parts.helpers)
+        if any(not operands[k] for k in range(len(args)) if k not in not_read(op, len(args))):
             raise Unsupported("a statement reads a reduction's value")
         fix = None if fixup is None else (_substitute(fixup[0], operands), _substitute(fixup[1], operands))
         element.append((name, numpy_type(out), _substitute(expr, operands), fix))

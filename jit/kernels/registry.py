@@ -27,6 +27,7 @@ from typing import Any, Callable, Sequence
 
 import attrs
 
+from relayish.ops.registry import all_ops, lookup_op
 from relayish.types import BaseType, Shape, TensorType, Type
 
 Generator = Callable[[dict, Sequence["ArgType"]], str]
@@ -59,6 +60,54 @@ def generator(*names: str, target: str = "cpu") -> Callable[[Generator], Generat
             if name in GENERATORS[target]:
                 raise ValueError(f"operator {name} already has a {target} kernel generator")
             GENERATORS[target][name] = fn
+        return fn
+
+    return register
+
+
+ElementGenerator = Callable[[str, dict, Sequence["ArgType"]], str]
+# target -> the generator of every operator given by its record's element expression (and no generator of its own)
+ELEMENT_GENERATORS: dict[str, ElementGenerator] = {}
+
+
+def element_generator(target: str) -> Callable[[ElementGenerator], ElementGenerator]:
+    """Register ``target``'s generator of element-expression kernels (``generate(op, attrs, args)``)."""
+
+    def register(fn: ElementGenerator) -> ElementGenerator:
+        ELEMENT_GENERATORS[target] = fn
+        return fn
+
+    return register
+
+
+def kernel_operators(target: str = "cpu") -> set[str]:
+    """The operators with a kernel on ``target``: a generator of their own, or an element expression."""
+    return set(load_generators(target)) | {name for name, op in all_ops().items() if op.element is not None}
+
+
+def source_of(name: str, attrs_: dict, args: Sequence[ArgType], target: str) -> str:
+    """The kernel module source of operator ``name``: its own generator's, else from its element expression."""
+    generators = load_generators(target)
+    if name in generators:
+        return generators[name](attrs_, list(args))
+    op = lookup_op(name)
+    if op is None or op.element is None:
+        raise NotImplementedError(f"operator {name} has no {target} kernel")
+    return ELEMENT_GENERATORS[target](name, attrs_, list(args))
+
+
+Launch = Callable[[str, dict, Any], Callable[..., Any]]
+# target -> what runs a kernel module of an operator (name, attributes, module), where not its ``kernel``
+# itself: CUDA's ``Launcher`` (jit/cuda/launch.py), registered as its generators are, so that this
+# registry, which the CUDA target builds on, never imports it
+LAUNCHERS: dict[str, Launch] = {}
+
+
+def launcher(target: str) -> Callable[[Launch], Launch]:
+    """Register how ``target`` runs the kernel modules of its operators."""
+
+    def register(fn: Launch) -> Launch:
+        LAUNCHERS[target] = fn
         return fn
 
     return register
@@ -162,19 +211,12 @@ def load_generators(target: str = "cpu") -> dict[str, Generator]:
 
 def kernel(name: str, attrs_: dict, args: Sequence[ArgType], target: str = "cpu") -> Callable[..., Any]:
     """The kernel of operator ``name`` for these attributes and argument types."""
-    generators = load_generators(target)
     key = _key(name, attrs_, args, target)
     found = _KERNELS.get(key)
     if found is None:
-        if name not in generators:
-            raise NotImplementedError(f"operator {name} has no {target} kernel")
-        module = load(generators[name](attrs_, list(args)), name, target)
-        if target == "cuda":
-            from jit.cuda.launch import Launcher
-
-            found = Launcher(name, attrs_, module)
-        else:
-            found = module.kernel
+        module = load(source_of(name, attrs_, args, target), name, target)
+        launch = LAUNCHERS.get(target)  # registered by the target's families, which source_of imported
+        found = module.kernel if launch is None else launch(name, attrs_, module)
         _KERNELS[key] = found
     return found
 
@@ -206,7 +248,7 @@ def load(source: str, name: str, target: str = "cpu", prefix: str = "") -> Any:
     """Import the kernel module of ``source`` from the cache directory (writing it first
     when it is missing or does not match its name); its file is named ``k_`` (CPU) or ``cuda_``,
     else ``prefix``, then ``name`` and the source's hash."""
-    import numba
+    import numba  # lazy: importing jit does not import numba (jit/tiers.py: the first call needs none)
 
     text = f"# relayish kernel for {name}; numba {numba.__version__}\n{source}"
     digest = source_digest(text.encode())

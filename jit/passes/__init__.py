@@ -1,5 +1,7 @@
 """The optimizer: IR-to-IR passes run by ``relayish.compile(..., opt_level=N)`` before lowering.
 
+Calls of operators defined by other operators (a record's ``lowering``: ``layer_norm``,
+``logsumexp``, ...) are first replaced by what they stand for (``ad.lowered``), at every level.
 Each pass maps a typed module (``Grad`` expanded) to a module that type-checks and computes
 what its input computes (``relayish.testing.assert_pass_preserves`` checks each on the corpus
 and on generated programs). The levels (docs/optimizer.md):
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ad import lowered
 from relayish.alpha import alpha_equal
 from relayish.expr import Call, Function, Op
 from relayish.module import Module
@@ -49,7 +52,7 @@ def optimize(module: Module, name: str, opt_level: int = DEFAULT_OPT_LEVEL) -> M
     rounds stop early when one changes nothing. Globals that inlining left unreached are dropped."""
     if opt_level not in OPT_LEVELS:
         raise ValueError(f"opt_level must be one of {OPT_LEVELS}, not {opt_level!r}")
-    module = reached(module, name)
+    module = lowered(reached(module, name))  # at every level: a lowered operator has no kernel of its own
     if opt_level >= 1:  # the clean-up wants every value named: partial evaluation names them, or A-normal form
         for run in [inline_functions, partially_evaluate] if opt_level >= 2 else [to_anf]:
             module = infer(run(module))

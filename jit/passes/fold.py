@@ -1,7 +1,7 @@
 """Constant folding and propagation.
 
 - an operator call whose arguments are all constants (or variables bound to them) becomes the constant the evaluator
-  computes (``interp.evaluator.run_op``, the reference semantics), when the result has at
+  computes (``runtime.operators.run_op``, the reference semantics), when the result has at
   most ``MAX_FOLDED_ELEMENTS`` elements (larger constants would bloat the program), written
   as a ``full`` when its elements are all one value (and a ``full`` is not folded); a call
   that raises is left alone, so the error still happens when the program runs;
@@ -25,7 +25,7 @@ from relayish.expr import Call, Constant, Expr, GlobalVar, If, Let, Op, Proj, Tu
 from relayish.module import Module
 from relayish.ops.registry import lookup_op
 from relayish.types import BaseType
-from interp.evaluator import run_op
+from runtime.operators import run_op
 
 from .util import ScopedRewriter, is_removable
 

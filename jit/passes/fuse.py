@@ -39,21 +39,23 @@ import numpy as np
 
 from relayish.expr import Call, Constant, Expr, Function, If, Let, Op, Proj, Tuple, Var
 from relayish.module import Module
+from relayish.ops.element import fill_value
+from relayish.ops.record import OpDef, Raises
 from relayish.ops.registry import lookup_op
 from relayish.traverse import ExprMutator, free_vars, post_order
 from relayish.types import BaseType, FloatType, Shape, TensorType, TupleType, Type
 
+from ..kernels.fused import REDUCTIONS, Unsupported, fused_source, not_read
+
 MAX_GROUP = 48  # members: Numba compiles a kernel in time that grows with its body
 
-UNARY = frozenset({"neg", "sq", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "abs", "sin", "cos",
-                   "logical_not", "cast"})
-BINARY = frozenset({"add", "sub", "mul", "div", "pow", "maximum", "minimum", "equal", "not_equal", "less",
-                    "less_equal", "greater", "greater_equal", "logical_and", "logical_or"})
-RAISING_ON_INTEGERS = frozenset({"div", "pow"})  # ZeroDivisionError, negative exponents: keep their order
-REDUCTIONS = frozenset({"sum", "mean"})
-FILLS = {"zeros_like": 0, "ones_like": 1}
-SHAPE_ONLY = {"broadcast_to_like": (1,), "cast_like": (1,), "zeros_like": (0,), "ones_like": (0,)}  # not read
+CONVERSIONS = frozenset({"cast", "cast_like", "broadcast_to", "broadcast_to_like"})  # the fused kernels' own
 HALF = FloatType(16)
+
+
+def fill_of(op: OpDef) -> int | float | bool | None:
+    """The constant an operator's elements all are (``zeros_like``: 0), or None."""
+    return None if op.element is None else fill_value(op.element)
 
 
 def tensor_type(ty: Type | None) -> TensorType | None:
@@ -115,16 +117,16 @@ def classify(call: Call, result: Type | None) -> str:
     if op is None or result is None or any(t is None for t in arg_types):
         return "other"
     name = op.name
-    if name == "full" or name in FILLS and result.shape.static() is not None:
+    if name == "full" or fill_of(op) is not None and result.shape.static() is not None:
         return "source"
     if name in REDUCTIONS:
         return "reduce" if arg_types[0].shape.rank >= 1 else "other"
     if result.shape.rank == 0:
         return "other"  # scalars are cheap Python expressions in compiled code
-    if name in RAISING_ON_INTEGERS and not result.dtype.to_numpy().kind == "f":
-        return "other"
-    if name in UNARY or name in BINARY or name in FILLS or name in ("where", "broadcast_to", "broadcast_to_like", "cast_like"):
-        skipped = SHAPE_ONLY.get(name, ())
+    if op.raises == Raises.ON_INTEGERS and not all(t.dtype.to_numpy().kind == "f" for t in arg_types):
+        return "other"  # ZeroDivisionError, negative exponents: keep their order
+    if op.element is not None or name in CONVERSIONS:
+        skipped = not_read(name, len(arg_types))
         if all(broadcasts_statically(t, result) for k, t in enumerate(arg_types) if k not in skipped):
             return "elementwise"
     return "other"
@@ -134,7 +136,7 @@ def source_expr(node: Node) -> Expr:
     """A source as an expression of no variable: a scalar constant or ``full``."""
     call, ty = node.call, node.type
     attrs_ = lookup_op(call.callee.name).full_attrs(call.attrs)
-    value = attrs_["fill_value"] if call.callee.name == "full" else FILLS[call.callee.name]
+    value = attrs_["fill_value"] if call.callee.name == "full" else fill_of(lookup_op(call.callee.name))
     if ty.shape.rank == 0:
         return Constant(np.array(value).astype(ty.dtype.to_numpy()))
     if call.callee.name == "full":
@@ -233,7 +235,7 @@ class Chain:
             node.kind = classify(node.call, var.type_annotation)
             if node.kind == "source":
                 continue  # it depends on no value: its argument gives a static shape
-            skipped = SHAPE_ONLY.get(node.call.callee.name, ())
+            skipped = not_read(node.call.callee.name, len(node.call.args))
             for k, arg in enumerate(node.call.args):
                 producer = bound.get(id(arg)) if isinstance(arg, Var) else None
                 if producer is None:
@@ -251,7 +253,7 @@ class Chain:
                 continue
             candidates: list[Group] = []
             # a fill of a symbolic shape joins the group of what gives it its shape
-            for p in node.data + (node.shape_only if node.call.callee.name in FILLS else []):
+            for p in node.data + (node.shape_only if fill_of(lookup_op(node.call.callee.name)) is not None else []):
                 producer = self.nodes[p]
                 same = node.kind == "reduce" or producer.type.shape == node.type.shape
                 if producer.kind == "elementwise" and same and producer.group and producer.group not in candidates:
@@ -368,8 +370,6 @@ class Chain:
 
     def rewrite(self) -> Expr | None:
         """The chain with its groups fused, or None when no group forms."""
-        from jit.kernels.fused import Unsupported, fused_source
-
         self.link()
         placed: dict[int, tuple[Group, list[int], Function, list[Expr]]] = {}  # slot -> group
         for group in self.group():

@@ -17,7 +17,7 @@ a residual ``let``, in order, so effects keep their order:
   are put back) and the loop stays a residual function. So a loop with static bounds
   becomes straight-line code (W4's 50 steps; what JAX does with a Python loop in ``jit``),
   and any other loop runs as a loop from its first step;
-- an operator call on scalar constants is computed (``interp.evaluator.run_op``), so a
+- an operator call on scalar constants is computed (``runtime.operators.run_op``), so a
   counter and the test on it stay static; a call that raises is left to raise at run time;
 - a reference created here lives in a static store while its contents are known: ``!r`` is
   its contents, ``r := v`` replaces them, and nothing is emitted;
@@ -53,7 +53,8 @@ from relayish.errors import RelayRuntimeError
 from relayish.module import Module
 from relayish.ops.registry import lookup_op
 from relayish.traverse import free_vars, post_order, trampoline
-from interp.evaluator import run_op
+from runtime.operators import run_op
+
 from .inline import polymorphic_call_sites
 from .util import compose_types, retyped
 

@@ -19,6 +19,7 @@ from relayish.expr import (
     Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, RefWrite, Var, Zero,
 )  # fmt: skip
 from relayish.module import Module
+from relayish.ops.record import Raises
 from relayish.ops.registry import lookup_op
 from relayish.traverse import ExprMutator, bound_vars, post_order, trampoline, with_children
 from relayish.dims import as_dim
@@ -203,34 +204,6 @@ def annotation_types(nodes: Iterable[Expr]) -> TypeOf:
     return type_of
 
 
-# Operators that raise on no well-typed arguments of concrete dtypes: the type relations
-# check the dtype kinds, broadcasting (a symbolic dimension broadcasts only with itself or
-# 1), axes and the shapes of sum_to and broadcast_to.
-_NEVER_FAIL = frozenset({
-    "neg", "sq", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "abs", "sin", "cos",
-    "logical_not", "cast", "cast_like", "zeros_like", "ones_like", "add", "sub", "mul",
-    "maximum", "minimum", "equal", "not_equal", "less", "less_equal", "greater",
-    "greater_equal", "logical_and", "logical_or", "where", "sum", "mean", "transpose",
-    "expand_dims", "broadcast_to", "broadcast_to_like", "sum_to", "ndarray_size",
-})  # fmt: skip
-_FLOAT_ONLY = frozenset({"div", "pow"})  # integer division by zero, integers to negative powers raise
-_NONEMPTY = frozenset({"max", "min", "argmax", "softmax", "log_softmax"})  # an empty reduction raises
-# Their type relations check equalities of dimensions (symbolically) or demand static sizes,
-# so a call whose arguments have the types it was checked with cannot fail, whatever sizes
-# the dimension variables take (a batch ``Dim`` included):
-_CHECKED = frozenset({
-    "reshape", "reshape_like", "squeeze", "matmul", "dense", "flatten", "pad", "pad_backward",
-    "concatenate", "concatenate_backward", "stack", "strided_slice", "strided_slice_backward",
-    "softmax_cross_entropy", "full",
-})  # fmt: skip
-# Windows slide over axes 2 and 3 (NCHW): the relation checks that a window fits only where
-# the sizes are static; a symbolic batch (axis 0) is never part of a window.
-_WINDOWED = frozenset({
-    "conv2d", "conv2d_backward_input", "conv2d_backward_weight", "max_pool2d", "max_pool2d_backward",
-    "max_pool2d_gather", "avg_pool2d", "avg_pool2d_backward",
-})  # fmt: skip
-
-
 def _static_shape(ty: Type | None) -> tuple[int, ...] | None:
     if isinstance(ty, TensorType) and isinstance(ty.shape, Shape):
         return ty.shape.static()
@@ -244,29 +217,26 @@ def _static_past_batch(ty: Type) -> bool:
 
 def op_cannot_fail(call: Call, type_of: TypeOf) -> bool:
     """Whether an operator call can never raise, judged by the types of its arguments."""
-    name = call.callee.name
-    if lookup_op(name) is None:
+    op = lookup_op(call.callee.name)
+    if op is None:
         return False  # a declared operator has no implementation: calling it raises
     arg_types = [type_of(a) for a in call.args]
     if not all(isinstance(t, TensorType) and isinstance(t.dtype, BaseType) for t in arg_types):
         return False  # a dtype variable may stand for a dtype the operator refuses at run time
-    if name in _NEVER_FAIL:
+    raises = op.raises
+    if raises == Raises.NEVER:
         return True
-    if name in _FLOAT_ONLY:
+    if raises == Raises.ON_INTEGERS:
         return all(isinstance(t.dtype, FloatType) for t in arg_types)
-    if name in _CHECKED:
+    if raises == Raises.UNLESS_RANKED:
         return all(isinstance(t.shape, Shape) for t in arg_types)
-    if name in _WINDOWED:
+    if raises == Raises.ON_WINDOWS:  # windows slide over axes 2 and 3 (NCHW); a symbolic batch is never in one
         return all(map(_static_past_batch, arg_types))
-    if name in _NONEMPTY:
+    if raises == Raises.ON_EMPTY:
         return all(s is not None and 0 not in s for s in map(_static_shape, arg_types))
-    if name in _INDEXED:
-        return _indices_in_bounds(call, arg_types[_INDEXED[name]])
+    if raises.indexed is not None:
+        return _indices_in_bounds(call, arg_types[raises.indexed])
     return False
-
-
-# Indexing operators -> the argument whose shape the constant indices (argument 1) index
-_INDEXED = {"take": 0, "scatter_add": 0, "take_backward": 2}
 
 
 def _indices_in_bounds(call: Call, indexed: TensorType) -> bool:

@@ -1,5 +1,6 @@
-"""The operator registry and the standard operator library."""
+"""The operator records (``record.py``), the standard operators' records by family, and their registry."""
 
-from .registry import AttrSpec, OpDef, Pattern, all_ops, get_op, lookup_op, register
+from .record import AttrSpec, OpDef, Pattern, Raises
+from .registry import all_ops, get_op, lookup_op
 
-__all__ = ["AttrSpec", "OpDef", "Pattern", "all_ops", "get_op", "lookup_op", "register"]
+__all__ = ["AttrSpec", "OpDef", "Pattern", "Raises", "all_ops", "get_op", "lookup_op"]

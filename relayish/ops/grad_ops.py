@@ -15,17 +15,25 @@ a dense zero tensor each.
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
+from . import generation as gen, relations as rel
+from .adjoints import CONV, POOL, transposed
 from .elementwise import FLOAT, NUMBER, check_kinds, define
+from .generation import Hint
 from .nn import (
     AVG_POOL_ATTRS, CONV_ATTRS, MAX_POOL_ATTRS, Pair, _check_conv_shapes, _in_image, _lowest, _pool_divisor,
     _window_grid, _windows,
 )  # fmt: skip
-from .registry import AttrSpec, Pattern
+from .record import AttrSpec, Pattern, Raises
 from .shape import SLICE_ATTRS, TAKE_ATTRS, _slice_index, _take_axis
+
+if TYPE_CHECKING:
+    from ..expr import Expr
+    from .sites import Site
 
 _grad_op = functools.partial(define, pattern=Pattern.OPAQUE, kinds=None)
 
@@ -226,79 +234,235 @@ def _pad_backward(g: np.ndarray, x: np.ndarray, pad_width: tuple[int, ...]) -> n
     return g[tuple(slice(pad_width[2 * i], pad_width[2 * i] + n) for i, n in enumerate(x.shape))]
 
 
-_grad_op(
-    "concatenate_backward",
-    _concatenate_backward,
-    "gradient of sum(concatenate(x1, ..., xn) * g) in part index: g's piece along axis",
-    num_args=(2, None),
-    attrs=(AttrSpec("axis", "int", 0), AttrSpec("index", "int")),
-)
-_grad_op(
-    "pad_backward",
-    _pad_backward,
-    "gradient of sum(pad(x) * g) in x: g without the padding",
-    num_args=2,
-    attrs=(AttrSpec("pad_width", "ints"),),
-)
-_grad_op(
-    "reshape_like",
-    _reshape_like,
-    "x reshaped (C order) to the shape of like, which must have as many elements",
-    num_args=2,
-)
-_grad_op(
-    "conv2d_backward_input",
-    _conv2d_backward_input,
-    "gradient of sum(conv2d(x, w) * g) in x, x of like's shape (NCHW)",
-    num_args=3,
-    attrs=CONV_ATTRS,
-)
-_grad_op(
-    "conv2d_backward_weight",
-    _conv2d_backward_weight,
-    "gradient of sum(conv2d(x, w) * g) in w, w of like's shape (OIHW)",
-    num_args=3,
-    attrs=CONV_ATTRS,
-)
-_grad_op(
-    "max_pool2d_backward",
-    _max_pool2d_backward,
-    "gradient of sum(max_pool2d(x) * g) in x: each window's g goes to its first maximum",
-    num_args=2,
-    attrs=MAX_POOL_ATTRS,
-)
-_grad_op(
-    "max_pool2d_gather",
-    _max_pool2d_gather,
-    "h (x's shape) at each window's first maximum of x: the transpose of max_pool2d_backward in g",
-    num_args=2,
-    attrs=MAX_POOL_ATTRS,
-)
-_grad_op(
-    "avg_pool2d_backward",
-    _avg_pool2d_backward,
-    "gradient of sum(avg_pool2d(x) * g) in x (x gives the shape and dtype only)",
-    num_args=2,
-    attrs=AVG_POOL_ATTRS,
-)
-_grad_op(
-    "strided_slice_backward",
-    _strided_slice_backward,
-    "gradient of sum(strided_slice(x) * g) in x: zeros of like's shape with g where the slice reads",
-    num_args=2,
-    attrs=SLICE_ATTRS,
-)
-_grad_op(
-    "take_backward",
-    _take_backward,
-    "gradient of sum(take(x, indices) * g) in x: zeros of like's shape with g added at the indices",
-    num_args=3,
-    attrs=TAKE_ATTRS,
-)
-_grad_op(
-    "scatter_add",
-    _scatter_add,
-    "data with updates added at the indices along axis: data + take_backward(updates, indices, data)",
-    num_args=3,
-    attrs=TAKE_ATTRS,
+# The gradients of the gradient operators, so that gradients of gradients work.
+
+
+def _conv2d_backward_input_gradient(s: Site) -> list[Expr | None]:
+    g_in, w, like = s.args
+    attrs = s.pick(*CONV)
+    return [s.op("conv2d", s.g, w, **attrs), s.op("conv2d_backward_weight", g_in, s.g, w, **attrs), None]
+
+
+def _conv2d_backward_weight_gradient(s: Site) -> list[Expr | None]:
+    g_in, x, like = s.args
+    attrs = s.pick(*CONV)
+    return [s.op("conv2d", x, s.g, **attrs), s.op("conv2d_backward_input", g_in, s.g, x, **attrs), None]
+
+
+def _avg_pool2d_backward_gradient(s: Site) -> list[Expr | None]:
+    """Linear in g: its transpose is the pool itself, except that a window wholly in the
+    padding (without count_include_pad) passes nothing back, where the pool divides 0 by 0."""
+    pooled = s.op("avg_pool2d", s.g, **s.pick(*POOL, "count_include_pad"))
+    if s.attrs["count_include_pad"]:
+        return [pooled, None]
+    windows = s.op("avg_pool2d", s.op("ones_like", s.g), **s.pick(*POOL, "count_include_pad"))
+    return [s.op("where", s.op("equal", windows, windows), pooled, s.zeros(pooled)), None]  # nan only for empty ones
+
+
+def _concatenate_backward_gradient(s: Site) -> list[Expr | None]:
+    """Linear in g: h goes back to part ``index``'s place, zeros to the others'."""
+    parts = s.args[1:]
+    pieces = [s.g if i == s.attrs["index"] else s.zeros(p) for i, p in enumerate(parts)]
+    return [s.op("concatenate", *pieces, axis=s.attrs["axis"])] + [None] * len(parts)
+
+
+OPS = (
+    _grad_op(
+        "concatenate_backward",
+        _concatenate_backward,
+        (
+            "gradient of `concatenate` in part index: the piece of g along axis that `concatenate(x1, ..., xn, axis)` "
+            "took from x_index (0-based), of x_index's shape in g's dtype; the attributes are concatenate's plus "
+            "index, and an index outside 0 .. n-1 (negative included) is a ValueError"
+        ),
+        signature="g, x1, ..., xn (n >= 1)",
+        dtypes="g any; x1 .. xn any, one dtype",
+        num_args=(2, None),
+        attrs=(AttrSpec("axis", "int", 0), AttrSpec("index", "int")),
+        relation=rel.concatenate_backward,
+        gradient=_concatenate_backward_gradient,
+        raises=Raises.UNLESS_RANKED,
+        rule=gen.concatenate_backward,
+        hint=Hint(None, 1, 3),
+    ),
+    _grad_op(
+        "pad_backward",
+        _pad_backward,
+        (
+            "gradient of `pad` in x: g without the padding that `pad(x, pad_width)` added, of x's shape in g's dtype; "
+            "pad's pad_value, which does not change the gradient, is not an attribute"
+        ),
+        signature="g, x",
+        dtypes="g any; x any",
+        num_args=2,
+        attrs=(AttrSpec("pad_width", "ints"),),
+        relation=rel.pad_backward,
+        gradient=lambda s: [s.op("pad", s.g, pad_width=s.attrs["pad_width"]), None],
+        raises=Raises.UNLESS_RANKED,
+        rule=gen.pad_backward,
+        hint=Hint(None),
+    ),
+    _grad_op(
+        "reshape_like",
+        _reshape_like,
+        (
+            "x reshaped (C order) to like's shape, in x's dtype; the element counts must be equal (ValueError; the "
+            "type checker compares the products of the dimensions). Gradient of `reshape` (and of itself)"
+        ),
+        signature="x, like",
+        dtypes="x any; like any",
+        num_args=2,
+        relation=rel.reshape_like,
+        gradient=lambda s: [s.op("reshape_like", s.g, s.args[0]), None],
+        raises=Raises.UNLESS_RANKED,
+        rule=gen.reshape_like,
+        hint=Hint(None),
+    ),
+    _grad_op(
+        "conv2d_backward_input",
+        _conv2d_backward_input,
+        (
+            "gradient of `conv2d` in its input: for `y = conv2d(x, w, ...)` with x of like's shape (N, C, H, W), the "
+            "gradient of sum(y * g) in x; g is (N, O, OH, OW), w (O, C, KH, KW); each g times each kernel tap is added "
+            "back at the input position the tap read (padding dropped)"
+        ),
+        signature="g, w, like",
+        dtypes="g, w numeric; like any",
+        num_args=3,
+        attrs=CONV_ATTRS,
+        relation=rel.conv_backward(operand_is_weight=True),
+        gradient=_conv2d_backward_input_gradient,
+        raises=Raises.ON_WINDOWS,
+        rule=gen.conv2d_backward_input,
+        hint=Hint(NUMBER, 4, 4, static=True),
+    ),
+    _grad_op(
+        "conv2d_backward_weight",
+        _conv2d_backward_weight,
+        (
+            "gradient of `conv2d` in its weight: the gradient of sum(conv2d(x, w, ...) * g) in w, w of like's shape "
+            "(O, C, KH, KW); g is (N, O, OH, OW), x (N, C, H, W)"
+        ),
+        signature="g, x, like",
+        dtypes="g, x numeric; like any",
+        num_args=3,
+        attrs=CONV_ATTRS,
+        relation=rel.conv_backward(operand_is_weight=False),
+        gradient=_conv2d_backward_weight_gradient,
+        raises=Raises.ON_WINDOWS,
+        rule=gen.conv2d_backward_weight,
+        hint=Hint(NUMBER, 4, 4, static=True),
+    ),
+    _grad_op(
+        "max_pool2d_backward",
+        _max_pool2d_backward,
+        (
+            "gradient of `max_pool2d` in x: each window's g goes to the window's first maximum of x in row-major order "
+            "(a NaN counts as the maximum), added up where windows overlap; padding never wins, and a window wholly in "
+            "the padding passes nothing on. x's shape and dtype"
+        ),
+        signature="g, x",
+        dtypes="numeric",
+        num_args=2,
+        attrs=MAX_POOL_ATTRS,
+        relation=rel.pool_backward(NUMBER, "max_pool2d"),
+        gradient=transposed("max_pool2d_gather"),
+        raises=Raises.ON_WINDOWS,
+        rule=gen.pool_backward(NUMBER, averaging=False),
+        hint=Hint(NUMBER, 4, 4, static=True),
+    ),
+    _grad_op(
+        "max_pool2d_gather",
+        _max_pool2d_gather,
+        (
+            "for each pooling window of x, h (x's shape, else ValueError) at the window's first maximum of x, chosen "
+            "as `max_pool2d_backward` chooses it (row-major order, a NaN counts as the maximum, padding never wins); 0 "
+            "for a window wholly in the padding. The pooled shape, in h's dtype. The transpose of "
+            "`max_pool2d_backward` in g: sum(max_pool2d_backward(g, x) * h) = sum(g * max_pool2d_gather(h, x)), so the "
+            "gradient of that gradient"
+        ),
+        signature="h, x",
+        dtypes="numeric",
+        num_args=2,
+        attrs=MAX_POOL_ATTRS,
+        relation=rel.max_pool2d_gather,
+        gradient=transposed("max_pool2d_backward"),
+        raises=Raises.ON_WINDOWS,
+        rule=gen.max_pool2d_gather,
+        hint=Hint(NUMBER, 4, 4, static=True),
+    ),
+    _grad_op(
+        "avg_pool2d_backward",
+        _avg_pool2d_backward,
+        (
+            "gradient of `avg_pool2d` in x: each window's g divided as the forward mean divides (the window size, or "
+            "its in-image count), spread over the window, added up where windows overlap; x supplies the shape and "
+            "dtype only"
+        ),
+        signature="g, x",
+        dtypes="float",
+        num_args=2,
+        attrs=AVG_POOL_ATTRS,
+        relation=rel.pool_backward(FLOAT, "avg_pool2d"),
+        gradient=_avg_pool2d_backward_gradient,
+        raises=Raises.ON_WINDOWS,
+        rule=gen.pool_backward(FLOAT, averaging=True),
+        hint=Hint(FLOAT, 4, 4, static=True),
+    ),
+    _grad_op(
+        "strided_slice_backward",
+        _strided_slice_backward,
+        (
+            "gradient of `strided_slice`: zeros of like's shape (g's dtype) with g placed where `strided_slice(like, "
+            "begin, end, strides, axes)` reads"
+        ),
+        signature="g, like",
+        dtypes="g any; like any",
+        num_args=2,
+        attrs=SLICE_ATTRS,
+        relation=rel.strided_slice_backward,
+        gradient=lambda s: [s.op("strided_slice", s.g, **s.pick("begin", "end", "strides", "axes")), None],
+        raises=Raises.UNLESS_RANKED,
+        rule=gen.strided_slice_backward,
+        hint=Hint(None, 1, 3, static=True),
+    ),
+    _grad_op(
+        "take_backward",
+        _take_backward,
+        (
+            "gradient of `take` in data: zeros of like's shape (g's dtype) with g added at the indices along axis "
+            "(None: of the flattened like), repeated indices adding up; g has take's result shape; an index outside 0 "
+            ".. size-1 is an IndexError"
+        ),
+        signature="g, indices, like",
+        dtypes="g numeric; indices int; like any",
+        num_args=3,
+        attrs=TAKE_ATTRS,
+        relation=rel.take_backward,
+        gradient=lambda s: [s.op("take", s.g, s.args[1], axis=s.attrs["axis"]), None, None],
+        raises=Raises.on_indices(2),
+        rule=gen.take_backward,
+        hint=Hint(NUMBER),
+    ),
+    _grad_op(
+        "scatter_add",
+        _scatter_add,
+        (
+            "a copy of data with updates added at the indices along axis (None: of the flattened data), repeated "
+            "indices adding up in index order: exactly data + take_backward(updates, indices, data, axis). "
+            "take_backward's accumulating form, which costs O(updates), not a dense tensor of data's shape; updates "
+            "has take's result shape (ValueError), an index outside 0 .. size-1 is an IndexError, data and updates of "
+            "different dtypes a TypeError; data's type. Gradient: g for data, take(g, indices, axis) for updates"
+        ),
+        signature="data, indices, updates",
+        dtypes="data, updates numeric, one dtype; indices int",
+        num_args=3,
+        attrs=TAKE_ATTRS,
+        relation=rel.scatter_add,
+        # data + (take's adjoint of updates): g passes to data unchanged, and take reads updates' share back
+        gradient=lambda s: [s.g, None, s.op("take", s.g, s.args[1], axis=s.attrs["axis"])],
+        raises=Raises.on_indices(0),
+        rule=gen.scatter_add,
+        hint=Hint(NUMBER),
+    ),
 )

@@ -5,7 +5,7 @@ worse, one the operating system grants lazily and then kills the process for fil
 every operator result and ``Zero`` is checked first against ``RELAYISH_MAX_TENSOR_BYTES``
 (bytes per tensor; default the machine's physical memory): past it, or with a negative
 dimension, the run stops with a ``RelayRuntimeError`` naming the shape and the limit. The
-evaluator checks in ``interp.evaluator.run_op`` and ``_zeros``, the JIT where it lowers an
+evaluator checks in ``runtime.operators.run_op`` and ``interp.evaluator._zeros``, the JIT where it lowers an
 operator call or ``Zero`` (``jit.lower.Lowering.check_size``). Working memory inside an
 operator (conv2d's im2col buffer, the evaluator's window copy) is not a tensor of the program
 and is not counted: when it does not fit, the allocation's ``MemoryError`` becomes a

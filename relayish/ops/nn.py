@@ -8,13 +8,21 @@ with dilation d, stride s and padding p on both sides gives
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ..types import Shape
+from . import generation as gen, relations as rel
+from .adjoints import CONV, POOL, forward_to, summed, swap_last
 from .elementwise import FLOAT, NUMBER, define
-from .registry import AttrSpec, Pattern
+from .generation import Hint
+from .record import AttrSpec, Pattern, Raises
+
+if TYPE_CHECKING:
+    from ..expr import Expr
+    from .sites import Site
 
 Pair = tuple[int, int]
 
@@ -155,41 +163,162 @@ CONV_ATTRS = (AttrSpec("strides", "pair", (1, 1)), _PADDING, AttrSpec("dilation"
 MAX_POOL_ATTRS = (AttrSpec("pool_size", "pair"), _STRIDES, _PADDING)
 AVG_POOL_ATTRS = MAX_POOL_ATTRS + (AttrSpec("count_include_pad", "bool", True),)
 
-_nn_op(
-    "matmul",
-    _matmul,
-    "matrix product of the last two axes; leading batch axes broadcast (both ranks >= 2)",
-    num_args=2,
-    kinds=NUMBER,
-)
-_nn_op("dense", _dense, "x @ w.T (+ b), w of shape (units, in_features)", num_args=(2, 3), kinds=NUMBER)
-_nn_op(
-    "conv2d",
-    _conv2d,
-    "2-D cross-correlation of NCHW x with OIHW w, zero padding",
-    num_args=2,
-    attrs=CONV_ATTRS,
-    kinds=NUMBER,
-)
-_nn_op(
-    "max_pool2d",
-    _max_pool2d,
-    "maximum over pool_size windows of NCHW x, padding with -inf (strides None: pool_size)",
-    attrs=MAX_POOL_ATTRS,
-    kinds=NUMBER,
-)
-_nn_op(
-    "avg_pool2d",
-    _avg_pool2d,
-    "mean over pool_size windows of NCHW x, zero padding counted unless count_include_pad is false",
-    attrs=AVG_POOL_ATTRS,
-)
-_nn_op("softmax", _softmax, "exp(x) / sum(exp(x)) along axis, computed stably", attrs=(_AXIS,))
-_nn_op("log_softmax", _log_softmax, "x - logsumexp(x) along axis, computed stably", attrs=(_AXIS,))
-_nn_op(
-    "softmax_cross_entropy",
-    _softmax_cross_entropy,
-    "0-d mean over non-axis positions of logsumexp(logits) - sum(labels * logits) along axis",
-    num_args=2,
-    attrs=(_AXIS,),
+
+
+def _matmul_gradient(s: Site) -> list[Expr | None]:
+    a, b = s.args
+    ra, rb = s.rank(0), s.rank(1)
+    shapes = None
+    if all(isinstance(t.shape, Shape) for t in (*s.types, s.out_type)):
+        batch = s.out_type.shape.dims[:-2]  # the parts have the result's (broadcast) batch axes
+        shapes = [Shape(*batch, *t.shape.dims[-2:]) for t in s.types]
+    return summed(s, s.op("matmul", s.g, swap_last(s, b, rb)), s.op("matmul", swap_last(s, a, ra), s.g),
+                  part_shapes=shapes)
+
+
+def _dense_gradient(s: Site) -> list[Expr | None]:
+    x, w = s.args[0], s.args[1]
+    dx = s.op("dense", s.g, s.op("transpose", w))
+    rank = s.rank(0)
+    if rank == 1:  # an outer product
+        dw = s.op("matmul", s.op("expand_dims", s.g, axis=1), s.op("expand_dims", x, axis=0))
+    else:  # g^T x per leading batch index, summed over the batch (matmul broadcasts it)
+        dw = s.op("sum_to", s.op("matmul", swap_last(s, s.g, rank), x), w)
+    return [dx, dw] + ([s.op("sum_to", s.g, s.args[2])] if len(s.args) == 3 else [])
+
+
+def _conv2d_gradient(s: Site) -> list[Expr | None]:
+    x, w = s.args
+    attrs = s.pick(*CONV)
+    return [s.op("conv2d_backward_input", s.g, w, x, **attrs), s.op("conv2d_backward_weight", s.g, x, w, **attrs)]
+
+
+def _softmax_gradient(s: Site) -> list[Expr | None]:
+    y, axis = s.out, s.attrs["axis"]
+    return [s.op("mul", y, s.op("sub", s.g, s.op("sum", s.op("mul", s.g, y), axis=axis, keepdims=True)))]
+
+
+def _log_softmax_gradient(s: Site) -> list[Expr | None]:
+    axis = s.attrs["axis"]
+    return [s.op("sub", s.g, s.op("mul", s.op("exp", s.out), s.op("sum", s.g, axis=axis, keepdims=True)))]
+
+
+def _softmax_cross_entropy_gradient(s: Site) -> list[Expr | None]:
+    """loss = mean over positions p of logsumexp(z_p) - sum(y_p * z_p):
+    d/dz = (softmax(z) - y) / P, d/dy = -z / P, with P the number of positions."""
+    z, labels = s.args
+    axis = s.attrs["axis"]
+    positions = s.op("ndarray_size", z, axis=axis, exclude=True, dtype=s.out_type.dtype)
+    scale = s.op("div", s.g, positions)
+    return [s.op("mul", s.op("sub", s.op("softmax", z, axis=axis), labels), scale),
+            s.op("neg", s.op("mul", z, scale))]
+
+
+OPS = (
+    _nn_op(
+        "matmul",
+        _matmul,
+        "matrix product of the last two axes (both ranks >= 2); leading batch axes broadcast, as np.matmul",
+        num_args=2,
+        kinds=NUMBER,
+        relation=rel.matmul,
+        gradient=_matmul_gradient,
+        raises=Raises.UNLESS_RANKED,
+        rule=gen.matmul,
+        hint=Hint(NUMBER, 2, 3),
+    ),
+    _nn_op(
+        "dense",
+        _dense,
+        "x @ w.T (+ b), w of shape (units, in_features)",
+        signature="x, w[, b]",
+        num_args=(2, 3),
+        kinds=NUMBER,
+        relation=rel.dense,
+        gradient=_dense_gradient,
+        raises=Raises.UNLESS_RANKED,
+        rule=gen.dense,
+        hint=Hint(NUMBER, 1, 3),
+    ),
+    _nn_op(
+        "conv2d",
+        _conv2d,
+        "2-D cross-correlation (no kernel flip) of NCHW x with OIHW w, zero padding",
+        signature="x, w",
+        num_args=2,
+        attrs=CONV_ATTRS,
+        kinds=NUMBER,
+        relation=rel.conv2d,
+        gradient=_conv2d_gradient,
+        raises=Raises.ON_WINDOWS,
+        rule=gen.conv2d,
+        hint=Hint(NUMBER, 4, 4, static=True),
+    ),
+    _nn_op(
+        "max_pool2d",
+        _max_pool2d,
+        (
+            "maximum over each pool_size window of NCHW x; padding is -inf (the smallest integer for ints); strides "
+            "None means pool_size"
+        ),
+        attrs=MAX_POOL_ATTRS,
+        kinds=NUMBER,
+        relation=rel.pool(NUMBER),
+        gradient=forward_to("max_pool2d_backward", *POOL),
+        raises=Raises.ON_WINDOWS,
+        rule=gen.pool(NUMBER, averaging=False),
+        hint=Hint(NUMBER, 4, 4, static=True),
+    ),
+    _nn_op(
+        "avg_pool2d",
+        _avg_pool2d,
+        (
+            "mean over each pool_size window of NCHW x with zero padding; count_include_pad false divides by the "
+            "in-image count (nan for a window wholly in the padding)"
+        ),
+        attrs=AVG_POOL_ATTRS,
+        relation=rel.pool(FLOAT),
+        gradient=forward_to("avg_pool2d_backward", *POOL, "count_include_pad"),
+        raises=Raises.ON_WINDOWS,
+        rule=gen.pool(FLOAT, averaging=True),
+        hint=Hint(FLOAT, 4, 4, static=True),
+    ),
+    _nn_op(
+        "softmax",
+        _softmax,
+        "exp(x) / sum(exp(x)) along axis, computed after subtracting the max",
+        attrs=(_AXIS,),
+        relation=rel.softmax,
+        gradient=_softmax_gradient,
+        raises=Raises.ON_EMPTY,
+        rule=gen.softmax,
+        hint=Hint(FLOAT, 1, 3),
+    ),
+    _nn_op(
+        "log_softmax",
+        _log_softmax,
+        "x - logsumexp(x) along axis, computed after subtracting the max",
+        attrs=(_AXIS,),
+        relation=rel.softmax,
+        gradient=_log_softmax_gradient,
+        raises=Raises.ON_EMPTY,
+        rule=gen.softmax,
+        hint=Hint(FLOAT, 1, 3),
+    ),
+    _nn_op(
+        "softmax_cross_entropy",
+        _softmax_cross_entropy,
+        (
+            "0-d: the mean over every non-axis position of logsumexp(logits) - sum(labels * logits) along axis, "
+            "computed stably"
+        ),
+        signature="logits, labels",
+        num_args=2,
+        attrs=(_AXIS,),
+        relation=rel.softmax_cross_entropy,
+        gradient=_softmax_cross_entropy_gradient,
+        raises=Raises.UNLESS_RANKED,
+        rule=gen.softmax_cross_entropy,
+        hint=Hint(FLOAT, 0, 0),
+    ),
 )

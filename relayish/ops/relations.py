@@ -1,7 +1,8 @@
-"""Type relations: for every standard operator, its result type from its argument types.
+"""Type relations: an operator's result type from its argument types.
 
-A relation is ``relation(arg_types, attrs) -> Type``. The argument types are fully known but
-may hold rigid type variables: a dtype of kind BaseType, a shape of kind Shape, symbolic
+Each operator's record names its relation (``OpDef.type_relation``), built here. A relation
+is ``relation(arg_types, attrs) -> Type``. The argument types are fully known but may hold
+rigid type variables: a dtype of kind BaseType, a shape of kind Shape, symbolic
 dimensions. ``attrs`` has every attribute, defaults filled in, in canonical form. A relation
 returns the result type or raises ``RelayTypeError`` with a message that names the argument,
 the expected and actual types and the conflicting dimension; the checker adds the call's span
@@ -14,17 +15,14 @@ Arguments are numbered from 1 in messages; dimensions and axes from 0.
 from __future__ import annotations
 
 import functools
+import math
 import operator
 import re
 from typing import Any, Callable, Iterable, NoReturn, Sequence
 
-import attrs
-
-from ..dims import Dim, as_dim
+from ..dims import Dim, as_dim, dim_text
 from ..errors import RelayTypeError
-from ..printer import dim_text
-from ..types import BaseType, BoolType, IntType, Shape, TensorType, Type
-from . import registry
+from ..types import BaseType, Shape, TensorType, Type
 
 Relation = Callable[[list[Type], dict[str, Any]], Type]
 Dims = tuple[Dim, ...]
@@ -655,69 +653,123 @@ def scatter_add(args: list[Type], attrs: dict[str, Any]) -> Type:
     return data
 
 
-# the table ------------------------------------------------------------------------------
-
-_COMPARISONS = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
-
-TYPE_RELATIONS: dict[str, Relation] = {
-    **{name: unary(NUMBER) for name in ("neg", "sq", "relu", "abs")},
-    **{name: unary(FLOAT) for name in ("exp", "log", "sqrt", "tanh", "sigmoid", "sin", "cos")},
-    "logical_not": unary(BOOL),
-    "cast": cast,
-    "cast_like": cast_like,
-    "zeros_like": unary(None),
-    "ones_like": unary(None),
-    **{name: broadcasting(NUMBER) for name in ("add", "sub", "mul", "div", "pow", "maximum", "minimum")},
-    **{name: broadcasting(None, BoolType()) for name in _COMPARISONS},
-    "logical_and": broadcasting(BOOL),
-    "logical_or": broadcasting(BOOL),
-    "where": where,
-    "sum": reduction(NUMBER),
-    "mean": reduction(FLOAT),
-    "max": reduction(NUMBER),
-    "min": reduction(NUMBER),
-    "argmax": reduction(NUMBER, IntType(32)),
-    "ndarray_size": ndarray_size,
-    "reshape": reshape,
-    "transpose": transpose,
-    "expand_dims": expand_dims,
-    "squeeze": squeeze,
-    "broadcast_to": broadcast_to,
-    "broadcast_to_like": broadcast_to_like,
-    "sum_to": sum_to,
-    "concatenate": concatenate,
-    "stack": stack,
-    "take": take,
-    "strided_slice": strided_slice,
-    "pad": pad,
-    "flatten": flatten,
-    "full": full,
-    "one_hot": one_hot,
-    "matmul": matmul,
-    "dense": dense,
-    "conv2d": conv2d,
-    "max_pool2d": pool(NUMBER),
-    "avg_pool2d": pool(FLOAT),
-    "softmax": softmax,
-    "log_softmax": softmax,
-    "softmax_cross_entropy": softmax_cross_entropy,
-    "reshape_like": reshape_like,
-    "conv2d_backward_input": conv_backward(operand_is_weight=True),
-    "conv2d_backward_weight": conv_backward(operand_is_weight=False),
-    "max_pool2d_backward": pool_backward(NUMBER, "max_pool2d"),
-    "max_pool2d_gather": max_pool2d_gather,
-    "concatenate_backward": concatenate_backward,
-    "pad_backward": pad_backward,
-    "avg_pool2d_backward": pool_backward(FLOAT, "avg_pool2d"),
-    "strided_slice_backward": strided_slice_backward,
-    "take_backward": take_backward,
-    "scatter_add": scatter_add,
-}
+# composite operators (relayish/ops/composite.py) ------------------------------------------
 
 
-def attach_relations() -> None:
-    """Put each relation into its registered operator (operators without one keep None)."""
-    for name, op in list(registry._REGISTRY.items()):
-        relation = TYPE_RELATIONS.get(name)
-        if relation is not None and op.type_relation is not relation:
-            registry._REGISTRY[name] = attrs.evolve(op, type_relation=relation)
+def excluded_axes(x: TensorType, axis: int | tuple[int, ...] | None, exclude: bool) -> int | tuple[int, ...] | None:
+    """The axes a reduction with ``exclude`` reduces, as an ``axis`` attribute without it:
+    every axis of ``x`` that ``axis`` does not name (``axis`` must name some: None is refused)."""
+    if not exclude:
+        return axis
+    if axis is None:
+        fail("exclude needs axis: it reduces the axes that axis does not name")
+    rank = len(dims_of(x, 1))
+    named = normalize_axes((axis,) if isinstance(axis, int) else axis, rank)
+    return tuple(a for a in range(rank) if a not in named)
+
+
+def moments(args: list[Type], attrs: dict[str, Any]) -> Type:
+    """variance and std: a float reduction over ``axis`` (with ``exclude``, over the other axes)."""
+    (x,) = tensors(args, FLOAT)
+    axis = excluded_axes(x, attrs["axis"], attrs["exclude"])
+    return TensorType(x.dtype, reduced_shape(x, axis, attrs["keepdims"]))
+
+
+def channel_vector(t: TensorType, position: int, data: TensorType, axis: int) -> None:
+    """Require argument ``position`` to be a vector as long as axis ``axis`` of argument 1 (``data``)."""
+    size = data.shape.dims[axis]
+    if not (isinstance(t.shape, Shape) and t.shape == Shape(size)):
+        fail(f"argument {position} must have shape {Shape(size)}, the size of axis {axis} of argument 1 "
+             f"{data.shape}, not {t.shape}")
+
+
+def bias_add(args: list[Type], attrs: dict[str, Any]) -> Type:
+    """data of rank >= 1 and a bias (argument 2) of data's dtype as long as data's ``axis``: data's type."""
+    data, bias = tensors(args, NUMBER)
+    dtype = same_dtype([data, bias])
+    dims = ranked_dims(data, 1, 1, at_least=True)
+    channel_vector(bias, 2, data, normalize_axis(attrs["axis"], len(dims)))
+    return TensorType(dtype, data.shape)
+
+
+def normalization(args: list[Type], attrs: dict[str, Any]) -> Type:
+    """layer_norm and batch_norm: float data of rank >= 1 and vectors (gamma, beta and for
+    batch_norm the moving mean and variance) of its dtype as long as its ``axis``: data's type."""
+    ts = tensors(args, FLOAT)
+    dtype = same_dtype(ts)
+    data = ts[0]
+    dims = ranked_dims(data, 1, 1, at_least=True)
+    axis = normalize_axis(attrs["axis"], len(dims))
+    for position, t in enumerate(ts[1:], 2):
+        channel_vector(t, position, data, axis)
+    return TensorType(dtype, data.shape)
+
+
+def global_pool(kinds: str) -> Relation:
+    """An NCHW tensor of ``kinds`` pooled over its whole image: (N, C, 1, 1)."""
+
+    def relation(args: list[Type], attrs: dict[str, Any]) -> Type:
+        (x,) = tensors(args, kinds)
+        n, c, _, _ = ranked_dims(x, 1, 4, layout="NCHW")
+        return TensorType(x.dtype, Shape(n, c, 1, 1))
+
+    return relation
+
+
+def arange_length(start: float, stop: float, step: float) -> int:
+    """How many values NumPy's ``arange(start, stop, step)`` has: ceil((stop - start) / step), at
+    least 0 (a quotient that underflows to 0 counts 1 when it is positive, as NumPy counts it)."""
+    quotient = (stop - start) / step
+    if quotient == 0.0 and stop != start:
+        return 0 if math.copysign(1.0, quotient) < 0 else 1
+    return max(0, math.ceil(quotient))
+
+
+def arange(args: list[Type], attrs: dict[str, Any]) -> Type:
+    """A vector of the ``arange`` length, of the numeric ``dtype``; the bounds finite, the step not 0."""
+    tensors(args)
+    dtype = attrs["dtype"]
+    if dtype.numpy_kind not in NUMBER:
+        fail(f"dtype must be a numeric type, not {dtype}")
+    start, stop, step = attrs["start"], attrs["stop"], attrs["step"]
+    for name, value in (("start", start), ("stop", stop), ("step", step)):
+        if not math.isfinite(value):
+            fail(f"{name} must be finite, not {value}")
+    if step == 0:
+        fail("step must not be 0")
+    return TensorType(dtype, Shape(arange_length(start, stop, step)))
+
+
+def tile(args: list[Type], attrs: dict[str, Any]) -> Type:
+    """NumPy's tile: x's dimensions and ``reps`` aligned at the end (the shorter padded with 1s in
+    front) and multiplied; a dimension tiled more than once must have a static size."""
+    (x,) = tensors(args)
+    dims = dims_of(x, 1)
+    reps = attrs["reps"]
+    if any(r < 0 for r in reps):
+        fail(f"reps {reps} has a negative number")
+    rank = max(len(dims), len(reps))
+    if rank > MAX_RANK:
+        fail(f"reps {reps} gives rank {rank}, but tensors have at most {MAX_RANK} axes")
+    new = rank - len(dims)
+    reps = (1,) * (rank - len(reps)) + reps
+    out = [Dim.const(r) for r in reps[:new]]
+    for i, (d, r) in enumerate(zip(dims, reps[new:])):
+        if r > 1 and d.value is None:
+            fail(f"tiled dimension {i} of {x.shape} must have a static size, not {dim_text(d)}")
+        out.append(d * r)
+    return TensorType(x.dtype, Shape(*out))
+
+
+def repeat(args: list[Type], attrs: dict[str, Any]) -> Type:
+    """NumPy's repeat along ``axis``: that dimension times ``repeats`` (static unless repeats is 0 or 1)."""
+    (x,) = tensors(args)
+    dims = list(dims_of(x, 1))
+    axis = normalize_axis(attrs["axis"], len(dims))
+    repeats = attrs["repeats"]
+    if repeats < 0:
+        fail(f"repeats must be >= 0, not {repeats}")
+    if repeats > 1 and dims[axis].value is None:
+        fail(f"repeated dimension {axis} of {x.shape} must have a static size, not {dim_text(dims[axis])}")
+    dims[axis] = dims[axis] * repeats
+    return TensorType(x.dtype, Shape(*dims))

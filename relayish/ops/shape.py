@@ -8,13 +8,21 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from ..types import BaseType, FloatType
+from . import generation as gen, relations as rel
+from .adjoints import forward_to
 from .elementwise import INT, check_kinds, define
-from .registry import AttrSpec, Pattern
+from .generation import Hint
+from .record import AttrSpec, Pattern, Raises
+
+if TYPE_CHECKING:
+    from ..expr import Expr
+    from .sites import Site
 
 _shape_op = functools.partial(define, pattern=Pattern.OPAQUE, kinds=None)
 
@@ -158,98 +166,232 @@ SLICE_ATTRS = (
 )
 _DTYPE = AttrSpec("dtype", "dtype", FloatType(32))
 
-_shape_op(
-    "reshape",
-    _reshape,
-    "x with shape newshape: -1 infers one dimension, 0 copies the input's dimension at that position",
-    attrs=(AttrSpec("newshape", "ints"),),
-)
-_shape_op(
-    "transpose",
-    lambda x, axes: np.transpose(x, axes),
-    "x with its axes permuted by axes (None: reversed)",
-    attrs=(AttrSpec("axes", "ints?", None),),
-)
-_shape_op(
-    "expand_dims",
-    _expand_dims,
-    "x with num_newaxis axes of size 1 inserted at position axis (-rank-1 <= axis <= rank)",
-    attrs=(AttrSpec("axis", "int"), AttrSpec("num_newaxis", "int", 1)),
-)
-_shape_op(
-    "squeeze",
-    lambda x, axis: np.squeeze(x, axis=axis),
-    "x without the size-1 axes in axis (None: all of them); squeezing another size is an error",
-    attrs=(AttrSpec("axis", "axes", None),),
-)
-_shape_op(
-    "broadcast_to",
-    lambda x, shape: np.broadcast_to(x, shape),
-    "x broadcast to shape by NumPy rules",
-    attrs=(AttrSpec("shape", "ints"),),
-)
-_shape_op(
-    "broadcast_to_like",
-    lambda x, like: np.broadcast_to(x, like.shape),
-    "x broadcast to the shape of like",
-    num_args=2,
-)
-_shape_op(
-    "sum_to",
-    _sum_to,
-    "x summed down to the shape of like (the inverse of broadcasting like to x's shape)",
-    num_args=2,
-)
-_shape_op(
-    "concatenate",
-    lambda *xs, axis: np.concatenate(xs, axis=axis),
-    "the tensors joined along an existing axis",
-    num_args=(1, None),
-    attrs=(_AXIS0,),
-)
-_shape_op(
-    "stack",
-    lambda *xs, axis: np.stack(xs, axis=axis),
-    "the equally shaped tensors joined along a new axis at position axis",
-    num_args=(1, None),
-    attrs=(_AXIS0,),
-)
-_shape_op(
-    "take",
-    _take,
-    "elements of data at integer indices along axis (None: flattened); out of range is IndexError",
-    num_args=2,
-    attrs=TAKE_ATTRS,
-)
-_shape_op(
-    "strided_slice",
-    _strided_slice,
-    "x[begin:end:strides] along axes (default the leading ones), Python slicing with clamping",
-    attrs=SLICE_ATTRS,
-)
-_shape_op(
-    "pad",
-    _pad,
-    "x padded with pad_value (converted to x's dtype as cast does); pad_width is the flattened (before, after) pairs, one per axis",
-    attrs=(AttrSpec("pad_width", "ints"), AttrSpec("pad_value", "float", 0.0)),
-)
-_shape_op("flatten", _flatten, "x reshaped to (d0, d1 * ... * dn)")
-for _name, _fn in (("zeros_like", np.zeros_like), ("ones_like", np.ones_like)):
-    define(_name, _fn, f"{_name.split('_')[0]} of x's shape and dtype", pattern=Pattern.ELEMWISE, kinds=None,
-           differentiable=False)
-_shape_op(
-    "full",
-    _full,
-    "a tensor of shape and dtype filled with fill_value",
-    num_args=0,
-    attrs=(AttrSpec("shape", "ints"), AttrSpec("fill_value", "float", 0.0), _DTYPE),
-    differentiable=False,
-)
-_shape_op(
-    "one_hot",
-    _one_hot,
-    "indices.shape + (depth,): 1 at each index, 0 elsewhere; an index outside 0..depth-1 gives a row of 0",
-    num_args=1,
-    attrs=(AttrSpec("depth", "int"), _DTYPE),
-    differentiable=False,
+
+def _reshaped(s: Site) -> list[Expr | None]:
+    """The gradient of an operator that only reshapes its argument."""
+    return [s.op("reshape_like", s.g, s.args[0])]
+
+
+def _transpose_gradient(s: Site) -> list[Expr | None]:
+    axes = s.attrs["axes"]
+    if axes is None:
+        return [s.op("transpose", s.g)]
+    rank = s.rank(0)
+    inverse = [0] * rank
+    for i, a in enumerate(axes):
+        inverse[a % rank] = i
+    return [s.op("transpose", s.g, axes=tuple(inverse))]
+
+
+def _concatenate_gradient(s: Site) -> list[Expr | None]:
+    axis = s.attrs["axis"]
+    return [s.op("concatenate_backward", s.g, *s.args, axis=axis, index=i) for i in range(len(s.args))]
+
+
+def _stack_gradient(s: Site) -> list[Expr | None]:
+    axis = s.attrs["axis"] % (s.rank(0) + 1)
+    return [s.op("take", s.g, s.constant(np.int32(i)), axis=axis) for i in range(len(s.args))]
+
+
+OPS = (
+    _shape_op(
+        "reshape",
+        _reshape,
+        (
+            "x with shape newshape: -1 infers one dimension, 0 copies the input's dimension at that position (as in "
+            "TVM Relay)"
+        ),
+        attrs=(AttrSpec("newshape", "ints"),),
+        relation=rel.reshape,
+        gradient=_reshaped,
+        raises=Raises.UNLESS_RANKED,
+        rule=gen.reshape,
+        hint=Hint(None),
+    ),
+    _shape_op(
+        "transpose",
+        lambda x, axes: np.transpose(x, axes),
+        "x with its axes permuted by axes (None: reversed)",
+        attrs=(AttrSpec("axes", "ints?", None),),
+        relation=rel.transpose,
+        gradient=_transpose_gradient,
+        raises=Raises.NEVER,
+        rule=gen.transpose,
+        hint=Hint(None, 1, 3),
+    ),
+    _shape_op(
+        "expand_dims",
+        _expand_dims,
+        "x with num_newaxis axes of size 1 inserted at position axis (-rank-1 <= axis <= rank)",
+        attrs=(AttrSpec("axis", "int"), AttrSpec("num_newaxis", "int", 1)),
+        relation=rel.expand_dims,
+        gradient=_reshaped,
+        raises=Raises.NEVER,
+        rule=gen.expand_dims,
+        hint=Hint(None, 1, 3, static=True),
+    ),
+    _shape_op(
+        "squeeze",
+        lambda x, axis: np.squeeze(x, axis=axis),
+        "x without the size-1 axes in axis (None: all of them); squeezing an axis of another size is a ValueError",
+        attrs=(AttrSpec("axis", "axes", None),),
+        relation=rel.squeeze,
+        gradient=_reshaped,
+        raises=Raises.UNLESS_RANKED,
+        rule=gen.squeeze,
+        hint=Hint(None, 0, 2),
+    ),
+    _shape_op(
+        "broadcast_to",
+        lambda x, shape: np.broadcast_to(x, shape),
+        "x broadcast to shape by NumPy rules",
+        attrs=(AttrSpec("shape", "ints"),),
+        relation=rel.broadcast_to,
+        gradient=lambda s: [s.op("sum_to", s.g, s.args[0])],
+        raises=Raises.NEVER,
+        rule=gen.broadcast_to,
+        hint=Hint(None, 1, 3, static=True),
+    ),
+    _shape_op(
+        "broadcast_to_like",
+        lambda x, like: np.broadcast_to(x, like.shape),
+        "x broadcast to the shape of like",
+        signature="x, like",
+        num_args=2,
+        relation=rel.broadcast_to_like,
+        gradient=lambda s: [s.op("sum_to", s.g, s.args[0]), None],
+        raises=Raises.NEVER,
+        rule=gen.broadcast_to_like,
+        hint=Hint(None, 1, 3),
+    ),
+    _shape_op(
+        "sum_to",
+        _sum_to,
+        (
+            "x summed down to like's shape: the leading extra axes, and (keeping them) the axes where like has 1 and x "
+            "not; undoes broadcasting"
+        ),
+        signature="x, like",
+        num_args=2,
+        relation=rel.sum_to,
+        gradient=lambda s: [s.op("broadcast_to_like", s.g, s.args[0]), None],
+        raises=Raises.NEVER,
+        rule=gen.sum_to,
+        hint=Hint(None),
+    ),
+    _shape_op(
+        "concatenate",
+        lambda *xs, axis: np.concatenate(xs, axis=axis),
+        "the tensors joined along an existing axis",
+        signature="x1, ..., xn (n >= 1)",
+        num_args=(1, None),
+        attrs=(_AXIS0,),
+        relation=rel.concatenate,
+        gradient=_concatenate_gradient,
+        raises=Raises.UNLESS_RANKED,
+        rule=gen.concatenate,
+        hint=Hint(None, 1, 3),
+    ),
+    _shape_op(
+        "stack",
+        lambda *xs, axis: np.stack(xs, axis=axis),
+        "the equally shaped tensors joined along a new axis at position axis",
+        signature="x1, ..., xn (n >= 1)",
+        num_args=(1, None),
+        attrs=(_AXIS0,),
+        relation=rel.stack,
+        gradient=_stack_gradient,
+        raises=Raises.UNLESS_RANKED,
+        rule=gen.stack,
+        hint=Hint(None, 1, 3, static=True),
+    ),
+    _shape_op(
+        "take",
+        _take,
+        (
+            "data's elements at indices along axis (None: of the flattened data); an index outside 0 .. size-1 "
+            "(negative included) is an IndexError; differentiable in data only"
+        ),
+        signature="data, indices",
+        dtypes="data any; indices int",
+        num_args=2,
+        attrs=TAKE_ATTRS,
+        relation=rel.take,
+        gradient=lambda s: [s.op("take_backward", s.g, s.args[1], s.args[0], axis=s.attrs["axis"]), None],
+        raises=Raises.on_indices(0),
+        rule=gen.take,
+        hint=Hint(None),
+    ),
+    _shape_op(
+        "strided_slice",
+        _strided_slice,
+        (
+            "x[begin:end:strides] along axes (default the leading len(begin) axes), Python slicing with its clamping; "
+            "strides None means 1"
+        ),
+        attrs=SLICE_ATTRS,
+        relation=rel.strided_slice,
+        gradient=forward_to("strided_slice_backward", "begin", "end", "strides", "axes"),
+        raises=Raises.UNLESS_RANKED,
+        rule=gen.strided_slice,
+        hint=Hint(None, 1, 3, static=True),
+    ),
+    _shape_op(
+        "pad",
+        _pad,
+        (
+            "x padded with the constant pad_value, converted to x's dtype as `cast` converts (so `inf` in an int "
+            "tensor is the dtype's `cast` of inf, not an error); pad_width is the flattened (before, after) pairs, 2 * "
+            "rank numbers"
+        ),
+        attrs=(AttrSpec("pad_width", "ints"), AttrSpec("pad_value", "float", 0.0)),
+        relation=rel.pad,
+        gradient=lambda s: [s.op("pad_backward", s.g, s.args[0], pad_width=s.attrs["pad_width"])],
+        raises=Raises.UNLESS_RANKED,
+        rule=gen.pad,
+        hint=Hint(None, 1, 3, static=True),
+    ),
+    _shape_op(
+        "flatten",
+        _flatten,
+        "x (rank >= 1) reshaped to (d0, d1 * ... * dn)",
+        relation=rel.flatten,
+        gradient=_reshaped,
+        raises=Raises.UNLESS_RANKED,
+        rule=gen.flatten,
+        hint=Hint(None, 2, 2),
+    ),
+    *(
+        define(name, fn, f"{name.split('_')[0]} of x's shape and dtype", pattern=Pattern.ELEMWISE, kinds=None,
+               relation=rel.unary(None), element=element, raises=Raises.NEVER, rule=gen.unary(None), hint=Hint(None))
+        for name, fn, element in (("zeros_like", np.zeros_like, "0"), ("ones_like", np.ones_like, "1"))
+    ),
+    _shape_op(
+        "full",
+        _full,
+        "a tensor of shape and dtype filled with fill_value",
+        signature="(none)",
+        dtypes="—",
+        num_args=0,
+        attrs=(AttrSpec("shape", "ints"), AttrSpec("fill_value", "float", 0.0), _DTYPE),
+        relation=rel.full,
+        raises=Raises.UNLESS_RANKED,
+        rule=gen.full,
+        hint=Hint(None, 0, 3, static=True),
+    ),
+    _shape_op(
+        "one_hot",
+        _one_hot,
+        (
+            "shape indices.shape + (depth,): 1 at each index and 0 elsewhere; an index outside 0 .. depth-1 (negative "
+            "included) gives a row of zeros"
+        ),
+        signature="indices",
+        dtypes="indices int",
+        num_args=1,
+        attrs=(AttrSpec("depth", "int"), _DTYPE),
+        relation=rel.one_hot,
+        rule=gen.one_hot,
+        hint=Hint(None, 1, 3, static=True),
+    ),
 )

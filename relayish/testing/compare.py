@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from interp.values import RefCell
+from runtime.values import RefCell
 
 DEFAULT_RTOL = {np.dtype(np.float16): 1e-3, np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
 

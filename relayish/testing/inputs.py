@@ -2,7 +2,7 @@
 
 ``inputs(fn)`` is a hypothesis strategy and ``example_inputs(fn, seed)`` draws from a NumPy
 generator instead; both follow the same rules, those of the evaluator's argument check
-(``interp.values.check_value``): a tensor is a NumPy array of exactly its dtype (a 0-d
+(``runtime.values.check_value``): a tensor is a NumPy array of exactly its dtype (a 0-d
 array for a scalar, never a NumPy scalar) and a tuple is a Python tuple.
 
 Dimension variables (type variables of kind Dim) get one size per draw, in

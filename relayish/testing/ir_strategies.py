@@ -42,7 +42,8 @@ from ..expr import (
     RefRead, RefWrite, Tuple, Var, Zero,
 )  # fmt: skip
 from ..module import Module
-from ..ops.registry import REQUIRED, OpDef, all_ops
+from ..ops.record import REQUIRED, OpDef
+from ..ops.registry import all_ops
 from ..types import (
     BaseType, BoolType, FloatType, ForallType, FuncType, IntType, Kind, RefType, Shape,
     TensorType, TupleType, Type, TypeVar, UIntType,
@@ -218,7 +219,7 @@ class _Builder(Chooser):
         return Constant(np.array(values, dtype=dtype).reshape(shape))
 
     def attr_value(self, kind: str) -> Any:
-        """A valid value of an attribute kind of ``relayish.ops.registry.ATTR_KINDS``."""
+        """A valid value of an attribute kind of ``relayish.ops.record.ATTR_KINDS``."""
         small = lambda: self.integer(-3, 8)  # noqa: E731
         ints = lambda: tuple(self.many(small, 0, 4))  # noqa: E731
         if kind.endswith("?") and not self.integer(0, 3):

@@ -2,7 +2,7 @@
 
 Generation is type-directed: to make an expression, the generator first decides its type
 and then picks only constructions that have that type (a variable of that type, an
-operator whose backward rule in ``op_rules`` yields it, a ``let`` whose body has it, an
+operator whose backward rule (``relayish.ops.generation``) yields it, a ``let`` whose body has it, an
 ``if`` whose branches have it, a projection of a tuple holding it, a call of a closure or
 global returning it, ...). Nothing is generated and then filtered, so every draw is a
 program, and the type checker is tested against types the generator knows independently.
@@ -36,7 +36,7 @@ import attrs
 import numpy as np
 from hypothesis import strategies as st
 
-from ..dims import Dim
+from ..dims import Dim, as_dim
 from ..expr import (
     Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
     RefRead, RefWrite, Tuple, Var, Zero,
@@ -48,9 +48,8 @@ from ..types import (
     UNIT, BaseType, BoolType, FloatType, FuncType, IntType, Kind, RefType, Shape, TensorType,
     TupleType, Type, TypeVar, UIntType, is_first_order,
 )  # fmt: skip
-from . import op_rules
+from ..ops.generation import Arg, Hint, Indices, Plan, kind_ok
 from .choices import Chooser, Stream, decoded
-from .op_rules import Arg, Hint, Indices, Plan
 
 I32 = TensorType(IntType(32), Shape())
 BOOL_SCALAR = TensorType(BoolType(), Shape())
@@ -200,16 +199,18 @@ class _Generator(Chooser):
         self.type_pool: list[Type] = []  # types drawn so far, for reuse (value_type)
         self.globals: list[_Global] = []
         self.current = 0  # index of the global being generated: it calls only later ones
-        names = features.ops if features.ops is not None else tuple(sorted(all_ops()))
-        unknown = sorted(set(names) - op_rules.rule_names())
+        ops = all_ops()
+        names = features.ops if features.ops is not None else tuple(sorted(ops))
+        unknown = sorted({name for name in names if name not in ops or ops[name].rule is None})
         if unknown:
             raise ValueError(f"no generator rule for operator(s) {', '.join(unknown)}")
         self.op_names = tuple(names)
+        self.ops = {name: ops[name] for name in names}  # the records: their rule and hint
 
     # draws used by the operator rules ----------------------------------------------------
     def dtype(self, kinds: str | None) -> BaseType | None:
         """A dtype of ``kinds`` from the features' dtypes, or None when there is none."""
-        choices = [d for d in self.features.dtypes if op_rules.kind_ok(d, kinds)]
+        choices = [d for d in self.features.dtypes if kind_ok(d, kinds)]
         return self.one_of(choices) if choices else None
 
     def dim(self, static: bool = False) -> Dim:
@@ -480,8 +481,7 @@ class _Generator(Chooser):
         candidates = list(self.op_names)
         while candidates:
             name = candidates.pop(self.integer(0, len(candidates) - 1))
-            rule, _ = op_rules.RULES[name]
-            plan = rule(self, ty)
+            plan = self.ops[name].rule(self, ty)
             if plan is not None:
                 return self.build_call(name, plan, scope, depth)
         return self.leaf(ty, scope)
@@ -489,7 +489,7 @@ class _Generator(Chooser):
     def op_first(self, scope: _Scope, depth: int) -> tuple[Expr, Type]:
         """A call of a uniformly chosen operator with a result type natural for it."""
         name = self.one_of(self.op_names)
-        rule, hint = op_rules.RULES[name]
+        rule, hint = self.ops[name].rule, self.ops[name].hint
         for _ in range(4):
             ty = self.hinted_type(hint)
             plan = rule(self, ty) if ty is not None else None
@@ -498,7 +498,13 @@ class _Generator(Chooser):
         return self.new_value(scope, depth)
 
     def hinted_type(self, hint: Hint) -> TensorType | None:
-        return self.tensor_type(hint.kinds, (hint.min_rank, hint.max_rank), hint.static)
+        ty = self.tensor_type(hint.kinds, (hint.min_rank, hint.max_rank), hint.static)
+        if ty is None or not hint.ones:
+            return ty
+        dims = list(ty.shape.dims)
+        for axis in hint.ones:
+            dims[axis] = as_dim(1)
+        return TensorType(ty.dtype, Shape(*dims))
 
     def build_call(self, name: str, plan: Plan, scope: _Scope, depth: int) -> Expr:
         """The call; a guarded integer argument is bound first and then made safe."""

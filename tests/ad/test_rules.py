@@ -1,4 +1,4 @@
-"""Every operator's gradient rule against central finite differences in float64.
+"""Every operator's gradient rule (its record's ``gradient``) against central finite differences in float64.
 
 Each example draws a well-typed call of one operator (the generator's backward rules pick
 argument types and attributes for a drawn result type), wraps it as
@@ -15,29 +15,25 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import relayish
-from ad.rules import RULES
 from relayish.expr import Call, Function, Op, Var
 from relayish.ops import all_ops, get_op
-from relayish.testing import check_grad, op_rules
+from relayish.ops.generation import Hint, Indices, Plan
+from relayish.testing import check_grad
 from relayish.testing.choices import Stream
 from relayish.testing.strategies import Features, _Generator
 from relayish.types import FloatType, IntType, Shape, TensorType, TypeVar
 
 F64 = FloatType(64)
-DIFFERENTIABLE = sorted(name for name, op in all_ops().items() if op.differentiable)
+WITH_GRADIENT = sorted(name for name, op in all_ops().items() if op.gradient is not None)
 POSITIVE = {"log", "sqrt", "pow", "div"}  # arguments drawn from [0.5, 2]: inside the domain, off the poles
 
 
-def test_rules_cover_exactly_the_differentiable_operators():
-    assert set(RULES) == set(DIFFERENTIABLE)
-
-
-def _arguments(plan: op_rules.Plan, sizes: dict, rng: np.random.Generator, positive: bool) -> list[np.ndarray]:
+def _arguments(plan: Plan, sizes: dict, rng: np.random.Generator, positive: bool) -> list[np.ndarray]:
     args = []
     for arg in plan.args:
         shape = tuple(d.substitute(sizes).value for d in arg.type.shape.dims)
         dtype = arg.type.dtype.to_numpy()
-        if isinstance(arg, op_rules.Indices):
+        if isinstance(arg, Indices):
             args.append(rng.integers(0, arg.size, size=shape).astype(dtype))
         elif dtype.kind == "b":
             args.append(rng.random(shape) < 0.5)
@@ -50,15 +46,15 @@ def _arguments(plan: op_rules.Plan, sizes: dict, rng: np.random.Generator, posit
     return args
 
 
-@pytest.mark.parametrize("name", DIFFERENTIABLE)
+@pytest.mark.parametrize("name", WITH_GRADIENT)
 @settings(max_examples=15)
 @given(data=st.binary(min_size=64, max_size=64), symbolic=st.booleans(), seed=st.integers(0, 2**32 - 1))
 def test_gradient_of_every_operator_matches_finite_differences(name, data, symbolic, seed):
-    rule, hint = op_rules.RULES[name]
+    rule, hint = get_op(name).rule, get_op(name).hint
     gen = _Generator(Stream(data), Features(dtypes=(F64,), ops=(name,)))
     n = TypeVar("n", relayish.ir.Kind.DIM)
     gen.scope_dims = (n,) if symbolic else ()
-    target = gen.hinted_type(hint if hint.kinds != "b" else op_rules.Hint(None, hint.min_rank, hint.max_rank, hint.static))
+    target = gen.hinted_type(hint if hint.kinds != "b" else Hint(None, hint.min_rank, hint.max_rank, hint.static))
     plan = rule(gen, target) if target is not None else None
     if plan is None or not isinstance(target.dtype, FloatType):
         return

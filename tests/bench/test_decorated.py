@@ -17,13 +17,13 @@ import numpy as np
 import pytest
 
 from bench import decorated, programs
-from interp.evaluator import prepared
 from jit.lower import HOST_OPS
 from jit.passes import optimize
 from relayish.expr import Call, Function, Op, RefNew, RefRead, RefWrite
 from relayish.module import Module
 from relayish.traverse import post_order
 from relayish.types import Shape, TensorType
+from runtime.prepare import prepared
 from typecheck import expr_types
 
 ROWS = ["W1.fwd", "W1.vg", "W2.vg", "W3.vg", "W4.vg", "W5.gradgrad", "W5.hvp"]

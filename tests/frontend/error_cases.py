@@ -229,17 +229,6 @@ def uses_none(x: Float64) -> Float64:
 
 
 @relay
-def uses_modulo(x: Float64) -> Float64:
-    return x % 2.0
-
-
-@relay
-def modulo_of_unknown_dtype(x: Float64) -> Float64:
-    f = lambda v: v % 2  # noqa: E731
-    return f(x)
-
-
-@relay
 def uses_shift(n: Int) -> Int:
     return n << 2
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import relayish
-from interp.evaluator import Evaluator, prepared
+from interp.evaluator import Evaluator
+from runtime.prepare import prepared
 from relayish.testing.deep_programs import LOOPS
 from tests.interp.test_limits import F32, GIB, TOO_LARGE, expected_message
 

@@ -77,12 +77,12 @@ def test_what_is_not_bit_exact_natively_stays_python():
     def @smooth(%x: {F32}) -> {F32} {{ @tanh(%x) * 2.0 }}
     def @top(%x: {F32}) -> {F32} {{ @maximum(%x, -0.0) }}
     def @half(%n: {I32}) -> {I32} {{ %n / 2 }}
-    def @trunc(%x: {F32}) -> {I32} {{ @cast(%x, dtype=IntType(32)) }}
+    def @to_int(%x: {F32}) -> {I32} {{ @cast(%x, dtype=IntType(32)) }}
     def @even(%n: {I32}) -> Tensor(BoolType, Shape()) {{ if %n == 0 then true else @odd(%n - 1) }}
     def @odd(%n: {I32}) -> Tensor(BoolType, Shape()) {{ if %n == 0 then false else @even(%n - 1) }}
     def @user(%x: {F32}) -> {F32} {{ @smooth(%x) + 1.0 }}
     """
-    for name, arg in (("smooth", np.float32(0.3)), ("top", np.float32(0.0)), ("half", np.int32(-7)), ("trunc", np.float32(2.5)),
+    for name, arg in (("smooth", np.float32(0.3)), ("top", np.float32(0.0)), ("half", np.int32(-7)), ("to_int", np.float32(2.5)),
                       ("even", np.int32(7)), ("user", np.float32(0.3))):
         f, actual, expected = compiled_and_evaluated(source, name, arg)
         assert not is_native(f, name), name

@@ -47,7 +47,7 @@ PLAN = r"""
 import json
 import numpy as np
 import relayish
-from interp.evaluator import prepared
+from runtime.prepare import prepared
 from jit import precompile
 from jit.lower import Lowering
 from jit.passes import optimize

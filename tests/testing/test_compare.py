@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import relayish
-from interp import RefCell
 from relayish.testing.compare import assert_same, difference
+from runtime.values import RefCell
 
 f32, f64, i32 = (lambda v, t=t: np.asarray(v, dtype=t) for t in (np.float32, np.float64, np.int32))
 

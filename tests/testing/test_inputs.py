@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import relayish
-from interp.values import check_value
 from relayish import ir
 from relayish.testing.inputs import example_inputs, inputs, leaves
+from runtime.values import check_value
 
 MIXED = """
 def @main[n: Dim](%x: Tensor(FloatType(32), Shape(n, 3)),

@@ -1,6 +1,6 @@
 """The well-typed program generator (relayish.testing.strategies) and its operator rules.
 
-Oracles: the generator decides every type itself (op_rules, written from the operators'
+Oracles: the generator decides every type itself (relayish.ops.generation, written from the operators'
 documented semantics), so the type checker, the evaluator (whose results must have the
 declared type) and the printer/parser round trip all check it and are checked by it.
 1,000 programs in the default profile; RELAYISH_HYPOTHESIS=heavy runs 5,000.
@@ -18,15 +18,15 @@ from hypothesis import strategies as st
 from hypothesis.statistics import collector
 
 import relayish
-from interp.values import check_value
 from relayish.expr import EXPR_CLASSES, Call, Function, Grad, Op, Var
-from relayish.ops import all_ops
-from relayish.testing import op_rules
+from relayish.ops import all_ops, get_op
+from relayish.ops.generation import Indices
 from relayish.testing.choices import Stream
 from relayish.testing.inputs import example_inputs
 from relayish.testing.strategies import Features, _Generator, coverage, modules, programs
 from relayish.traverse import post_order
 from relayish.types import FloatType, IntType, TensorType, TypeVar
+from runtime.values import check_value
 
 HEAVY = os.environ.get("RELAYISH_HYPOTHESIS") == "heavy"
 PROGRAMS = 5000 if HEAVY else 1000
@@ -93,16 +93,12 @@ def test_coverage_table_reaches_every_node_and_operator():
     assert not missing, f"never generated: {missing}\ncoverage table: {table}"
 
 
-def test_every_operator_has_a_backward_rule():
-    assert set(op_rules.RULES) == set(all_ops())
-
-
 @settings(max_examples=300)
-@given(st.sampled_from(sorted(op_rules.RULES)), st.binary(min_size=64, max_size=64), st.booleans())
+@given(st.sampled_from(sorted(all_ops())), st.binary(min_size=64, max_size=64), st.booleans())
 def test_each_rule_gives_exactly_its_result_type(name, data, symbolic):
     """Per operator: the checker's relation and the NumPy semantics both give the target type
     from the arguments and attributes the rule chose."""
-    rule, hint = op_rules.RULES[name]
+    rule, hint = get_op(name).rule, get_op(name).hint
     gen = _Generator(Stream(data), Features())
     n = TypeVar("n", relayish.ir.Kind.DIM)
     gen.scope_dims = (n,) if symbolic else ()
@@ -116,7 +112,7 @@ def test_each_rule_gives_exactly_its_result_type(name, data, symbolic):
     assert typed["main"].ret_type == target
     args = list(example_inputs(fn, seed=0))
     for i, arg in enumerate(plan.args):
-        if isinstance(arg, op_rules.Indices):
+        if isinstance(arg, Indices):
             args[i] = np.zeros_like(args[i])  # in range for any size >= 1
     result = relayish.evaluate(typed, "main", *args)
     check_value(target, result, {}, f"@{name}'s result")

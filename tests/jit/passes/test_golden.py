@@ -7,8 +7,8 @@ from __future__ import annotations
 import textwrap
 
 import relayish
-from interp.evaluator import prepared
 from jit.passes import optimize
+from runtime.prepare import prepared
 from typecheck import infer
 
 F = "Tensor(FloatType(32), Shape({}))"

@@ -9,7 +9,6 @@ import pytest
 import relayish
 from ad.transform import expand
 from bench.programs import module as workloads
-from interp.evaluator import prepared
 from jit.passes import reached
 from jit.passes.dce import eliminate_dead_code
 from jit.passes.partial_eval import partially_evaluate
@@ -17,6 +16,7 @@ from relayish.expr import Call, Constant, Expr, Function, Let, Op, RefNew, RefRe
 from relayish.module import Module
 from relayish.testing import assert_pass_preserves, check_pass
 from relayish.traverse import post_order
+from runtime.prepare import prepared
 from tests.jit.passes.corpus import POLYMORPHIC, corpus
 from typecheck import infer
 

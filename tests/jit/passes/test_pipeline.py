@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import relayish
-from interp.evaluator import prepared
 from jit.passes import DEFAULT_OPT_LEVEL, optimize
 from relayish.cli import main
 from relayish.testing import check_pass
+from runtime.prepare import prepared
 from tests.jit.passes.corpus import corpus
 
 SOURCE = """

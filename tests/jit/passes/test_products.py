@@ -124,7 +124,7 @@ def test_w4_weight_gradients_have_no_sum_of_products_left():
     """The optimized W4 gradient: all 98 later weight-gradient products and the 50 forward
     ``h @ Wh`` are groups adding into one buffer each; the three products that start a sum stay."""
     from bench import programs as bench_programs
-    from interp.evaluator import prepared
+    from runtime.prepare import prepared
     from jit.passes import optimize
 
     module = optimize(prepared(bench_programs.module()), "w4_vg", 3)

@@ -1,25 +1,25 @@
 """Backward operator rules: from the type a call must have to its arguments and attributes.
 
-The well-typed generator (``strategies.py``) works from types down: to make an expression
-of type ``Tensor(d, s)`` with an operator, it asks that operator's rule for argument types
-and attributes that give exactly ``Tensor(d, s)``. Each rule is written here from the
-operator's documented semantics (``docs/operators.md``), independently of the type
-relations in ``relayish/ops/relations.py``: the generator is an oracle for the checker, so
-it must not ask the checker. Rules also keep evaluation free of runtime errors by
-construction: integer divisors and exponents are guarded (``Arg.guard``), ``take`` indices
-are in range (``Indices``), windows fit, reductions never see an empty axis (every
-dimension is at least 1: static sizes are drawn from 1 up, and the inputs strategy binds
-dimension variables to at least 1).
+The well-typed generator (``relayish/testing/strategies.py``) works from types down: to make
+an expression of type ``Tensor(d, s)`` with an operator, it asks that operator's rule (its
+record's ``rule``) for argument types and attributes that give exactly ``Tensor(d, s)``.
+Each rule is written here from the operator's documented semantics (``docs/operators.md``),
+independently of the type relations in ``relayish/ops/relations.py``: the generator is an
+oracle for the checker, so it must not ask the checker. Rules also keep evaluation free of
+runtime errors by construction: integer divisors and exponents are guarded (``Arg.guard``),
+``take`` indices are in range (``Indices``), windows fit, reductions never see an empty axis
+(every dimension is at least 1: static sizes are drawn from 1 up, and the inputs strategy
+binds dimension variables to at least 1).
 
 A rule is ``rule(draw, out) -> Plan | None``: None when the operator cannot produce ``out``
 (wrong dtype, rank or a dimension it cannot make); ``draw`` supplies the random choices
-(``Draws``). ``HINTS`` says what a natural result of each operator looks like, so the
-generator can also start from an operator ("op-first") and reach every one of them.
+(``Draws``). A record's ``hint`` (a ``Hint``) says what a natural result of the operator
+looks like, so the generator can also start from an operator ("op-first") and reach every
+one of them.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any, Callable, Protocol, Sequence
 
@@ -76,6 +76,7 @@ class Hint:
     min_rank: int = 0
     max_rank: int = 3
     static: bool = False
+    ones: tuple[int, ...] = ()  # axes of size 1 (a global pool's (N, C, 1, 1))
 
 
 Rule = Callable[[Draws, TensorType], "Plan | None"]
@@ -766,68 +767,171 @@ def scatter_add(draw: Draws, out: TensorType) -> Plan | None:
     return Plan((Arg(out), indices, Arg(updates)), attrs_)
 
 
-# the table ----------------------------------------------------------------------------------
-
-_ELEMWISE = Hint(None)
-RULES: dict[str, tuple[Rule, Hint]] = {
-    **{name: (unary(NUMBER), Hint(NUMBER)) for name in ("neg", "sq", "relu", "abs")},
-    **{name: (unary(FLOAT), Hint(FLOAT)) for name in ("exp", "log", "sqrt", "tanh", "sigmoid", "sin", "cos")},
-    "logical_not": (unary(BOOL), Hint(BOOL)),
-    "cast": (cast, _ELEMWISE),
-    "cast_like": (cast_like, _ELEMWISE),
-    "zeros_like": (unary(None), _ELEMWISE),
-    "ones_like": (unary(None), _ELEMWISE),
-    **{name: (binary(NUMBER), Hint(NUMBER)) for name in ("add", "sub", "mul", "maximum", "minimum")},
-    "div": (binary(NUMBER, "nonzero"), Hint(NUMBER)),
-    "pow": (binary(NUMBER, "nonnegative"), Hint(NUMBER)),
-    **{name: (comparison, Hint(BOOL)) for name in
-       ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")},
-    "logical_and": (binary(BOOL), Hint(BOOL)),
-    "logical_or": (binary(BOOL), Hint(BOOL)),
-    "where": (where, _ELEMWISE),
-    "sum": (reduction(NUMBER), Hint(NUMBER)),
-    "mean": (reduction(FLOAT), Hint(FLOAT)),
-    "max": (reduction(NUMBER), Hint(NUMBER)),
-    "min": (reduction(NUMBER), Hint(NUMBER)),
-    "argmax": (argmax, Hint(INT32, 0, 2)),
-    "ndarray_size": (ndarray_size, Hint(NUMBER, 0, 0)),
-    "reshape": (reshape, _ELEMWISE),
-    "transpose": (transpose, Hint(None, 1, 3)),
-    "expand_dims": (expand_dims, Hint(None, 1, 3, static=True)),
-    "squeeze": (squeeze, Hint(None, 0, 2)),
-    "broadcast_to": (broadcast_to, Hint(None, 1, 3, static=True)),
-    "broadcast_to_like": (broadcast_to_like, Hint(None, 1, 3)),
-    "sum_to": (sum_to, _ELEMWISE),
-    "concatenate": (concatenate, Hint(None, 1, 3)),
-    "stack": (stack, Hint(None, 1, 3, static=True)),
-    "take": (take, _ELEMWISE),
-    "strided_slice": (strided_slice, Hint(None, 1, 3, static=True)),
-    "pad": (pad, Hint(None, 1, 3, static=True)),
-    "flatten": (flatten, Hint(None, 2, 2)),
-    "full": (full, Hint(None, 0, 3, static=True)),
-    "one_hot": (one_hot, Hint(None, 1, 3, static=True)),
-    "matmul": (matmul, Hint(NUMBER, 2, 3)),
-    "dense": (dense, Hint(NUMBER, 1, 3)),
-    "conv2d": (conv2d, Hint(NUMBER, 4, 4, static=True)),
-    "max_pool2d": (pool(NUMBER, averaging=False), Hint(NUMBER, 4, 4, static=True)),
-    "avg_pool2d": (pool(FLOAT, averaging=True), Hint(FLOAT, 4, 4, static=True)),
-    "softmax": (softmax, Hint(FLOAT, 1, 3)),
-    "log_softmax": (softmax, Hint(FLOAT, 1, 3)),
-    "softmax_cross_entropy": (softmax_cross_entropy, Hint(FLOAT, 0, 0)),
-    "reshape_like": (reshape_like, _ELEMWISE),
-    "conv2d_backward_input": (conv2d_backward_input, Hint(NUMBER, 4, 4, static=True)),
-    "conv2d_backward_weight": (conv2d_backward_weight, Hint(NUMBER, 4, 4, static=True)),
-    "max_pool2d_backward": (pool_backward(NUMBER, averaging=False), Hint(NUMBER, 4, 4, static=True)),
-    "max_pool2d_gather": (max_pool2d_gather, Hint(NUMBER, 4, 4, static=True)),
-    "concatenate_backward": (concatenate_backward, Hint(None, 1, 3)),
-    "pad_backward": (pad_backward, _ELEMWISE),
-    "avg_pool2d_backward": (pool_backward(FLOAT, averaging=True), Hint(FLOAT, 4, 4, static=True)),
-    "strided_slice_backward": (strided_slice_backward, Hint(None, 1, 3, static=True)),
-    "take_backward": (take_backward, Hint(NUMBER)),
-    "scatter_add": (scatter_add, Hint(NUMBER)),
-}
+# composite operators (relayish/ops/composite.py) --------------------------------------------
 
 
-@functools.cache
-def rule_names() -> frozenset[str]:
-    return frozenset(RULES)
+def _bounds(draw: Draws, dtype: BaseType) -> tuple[float, float]:
+    """Two attribute values in order, each exactly representable in ``dtype`` once converted:
+    infinities for floats, no negative numbers for unsigned integers."""
+    kind = dtype.numpy_kind
+    values = (-math.inf, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, math.inf) if kind == FLOAT else (
+        (0.0, 1.0, 2.0, 3.0) if kind == "u" else (-2.0, -1.0, 0.0, 1.0, 3.0))
+    low, high = sorted((draw.one_of(values), draw.one_of(values)))
+    return low, high
+
+
+def clip(draw: Draws, out: TensorType) -> Plan | None:
+    if not kind_ok(out.dtype, NUMBER):
+        return None
+    low, high = _bounds(draw, out.dtype)
+    return Plan((Arg(out),), {"a_min": low, "a_max": high})
+
+
+def negative_slope(draw: Draws, out: TensorType) -> Plan | None:
+    """One float argument and a slope ``alpha`` for its negative part (drawn at times)."""
+    if not kind_ok(out.dtype, FLOAT):
+        return None
+    attrs_ = {"alpha": draw.one_of((0.0, 0.1, 0.5, 2.0))} if draw.flag() else {}
+    return Plan((Arg(out),), attrs_)
+
+
+def bias_add(draw: Draws, out: TensorType) -> Plan | None:
+    """``out`` is the data's type; the bias is as long as the chosen axis."""
+    dims = dims_of(out)
+    if not dims or not kind_ok(out.dtype, NUMBER):
+        return None
+    axis = draw.integer(0, len(dims) - 1)
+    bias = tensor(out.dtype, (dims[axis],))
+    return Plan((Arg(out), Arg(bias)), {"axis": signed_axis(draw, axis, len(dims))})
+
+
+def moments(draw: Draws, out: TensorType) -> Plan | None:
+    """variance and std: a float reduction, the reduced axes named directly or (``exclude``) by
+    naming the others; biased or unbiased."""
+    if not kind_ok(out.dtype, FLOAT):
+        return None
+    source, attrs_ = _reduced_input(draw, out, single_axis=False)
+    axis, rank = attrs_["axis"], len(source)
+    if axis is not None and draw.flag(3):
+        reduced = {a % rank for a in ((axis,) if isinstance(axis, int) else axis)}
+        attrs_["axis"] = axes_attr(draw, [a for a in range(rank) if a not in reduced], rank)
+        attrs_["exclude"] = True
+    if draw.flag():
+        attrs_["unbiased"] = True
+    return Plan((Arg(tensor(out.dtype, source)),), attrs_)
+
+
+def _fill(draw: Draws, dtype: BaseType) -> float:
+    """A fill value for ``dtype``: special values for floats, small numbers for integers, 0 or 1 for bools."""
+    kind = dtype.numpy_kind
+    if kind == FLOAT:
+        return draw.one_of(PADDING_VALUES)
+    return draw.one_of((0.0, 1.0) if kind == BOOL else (0.0, 1.0, 3.0) if kind == "u" else (0.0, 1.0, -2.0, 3.0))
+
+
+def full_like(draw: Draws, out: TensorType) -> Plan | None:
+    return Plan((Arg(out),), {"fill_value": _fill(draw, out.dtype)})
+
+
+def constant_fill(draw: Draws, out: TensorType) -> Plan | None:
+    """zeros and ones: a static shape and any dtype."""
+    dims = dims_of(out)
+    if any(d.value is None for d in dims):
+        return None
+    return Plan((), {"shape": tuple(d.value for d in dims), "dtype": out.dtype})
+
+
+def arange(draw: Draws, out: TensorType) -> Plan | None:
+    """A numeric vector of static length n: ``stop`` alone (from 0 by 1) or bounds
+    ``start + n * step`` apart less a part of a step, so that ceil((stop - start) / step) = n
+    exactly: integers for integer dtypes (ascending and from 0 up for unsigned ones), halves of
+    a step for floats."""
+    dims = dims_of(out)
+    if len(dims) != 1 or dims[0].value is None or not kind_ok(out.dtype, NUMBER):
+        return None
+    n = dims[0].value
+    if draw.flag(4):
+        return Plan((), {"stop": float(n), "dtype": out.dtype})
+    kind = out.dtype.numpy_kind
+    if kind == FLOAT:
+        start, step = draw.one_of((0.0, -1.5, 2.0)), draw.one_of((1.0, 0.5, -0.25, 2.0))
+        stop = start + (n - 0.5) * step
+    else:
+        unsigned = kind == "u"
+        start = draw.integer(0, 3) if unsigned else draw.integer(-3, 3)
+        step = draw.one_of((1, 2, 3) if unsigned else (1, 2, 3, -1, -2))
+        short = draw.integer(0, abs(step) - 1)  # ceil((n * |step| - short) / |step|) = n
+        stop = start + n * step - (short if step > 0 else -short)
+    attrs_: dict[str, Any] = {"start": float(start), "stop": float(stop), "dtype": out.dtype}
+    if step != 1 or draw.flag():
+        attrs_["step"] = float(step)
+    return Plan((), attrs_)
+
+
+def tile(draw: Draws, out: TensorType) -> Plan | None:
+    """x and reps whose tiling gives ``out``: leading static dimensions may be new axes (their
+    size a rep), a static one is tiled by one of its divisors, a symbolic one once; reps may
+    leave out leading 1s where x has the axes."""
+    dims = dims_of(out)
+    leading_static = next((i for i, d in enumerate(dims) if d.value is None), len(dims))
+    new = draw.integer(0, leading_static)  # axes x does not have
+    reps = [d.value for d in dims[:new]]
+    source = []
+    for d in dims[new:]:
+        k = 1 if d.value is None else draw.one_of([k for k in range(1, d.value + 1) if d.value % k == 0])
+        reps.append(k)
+        source.append(Dim.const(d.value // k) if k != 1 else d)
+    if new == 0:  # leading reps of 1 may be left out
+        ones = next((i for i, r in enumerate(reps) if r != 1), len(reps))
+        reps = reps[draw.integer(0, ones):]
+    return Plan((Arg(tensor(out.dtype, source)),), {"reps": tuple(reps)})
+
+
+def repeat(draw: Draws, out: TensorType) -> Plan | None:
+    """A static axis repeated by one of its divisors, or any axis once."""
+    dims = dims_of(out)
+    if not dims:
+        return None
+    static = [i for i, d in enumerate(dims) if d.value is not None]
+    if static and not draw.flag(5):
+        axis = draw.one_of(static)
+        size = dims[axis].value
+        repeats = draw.one_of([k for k in range(1, size + 1) if size % k == 0])
+    else:
+        axis, repeats = draw.integer(0, len(dims) - 1), 1
+    part = Dim.const(dims[axis].value // repeats) if repeats != 1 else dims[axis]
+    source = dims[:axis] + (part,) + dims[axis + 1:]
+    return Plan((Arg(tensor(out.dtype, source)),), {"repeats": repeats, "axis": signed_axis(draw, axis, len(dims))})
+
+
+def global_pool(kinds: str) -> Rule:
+    """``out`` is (N, C, 1, 1); the image any size (at least 1, as every drawn dimension)."""
+
+    def rule(draw: Draws, out: TensorType) -> Plan | None:
+        dims = dims_of(out)
+        if len(dims) != 4 or not kind_ok(out.dtype, kinds) or not (is_one(dims[2]) and is_one(dims[3])):
+            return None
+        return Plan((Arg(tensor(out.dtype, (dims[0], dims[1], draw.dim(), draw.dim()))),))
+
+    return rule
+
+
+def normalization(vectors: int, training: bool) -> Rule:
+    """layer_norm (2 vectors) and batch_norm (4, and ``training``): ``out`` is the data's type; the
+    vectors as long as the chosen axis; epsilon, center and scale drawn."""
+
+    def rule(draw: Draws, out: TensorType) -> Plan | None:
+        dims = dims_of(out)
+        if not dims or not kind_ok(out.dtype, FLOAT):
+            return None
+        axis = draw.integer(0, len(dims) - 1)
+        vector = Arg(tensor(out.dtype, (dims[axis],)))
+        attrs_: dict[str, Any] = {"axis": signed_axis(draw, axis, len(dims))}
+        if draw.flag():
+            attrs_["epsilon"] = draw.one_of((1e-3, 0.5))
+        for flag in ("center", "scale") + (("training",) if training else ()):
+            if draw.flag(3):
+                attrs_[flag] = flag == "training"
+        return Plan((Arg(out),) + (vector,) * vectors, attrs_)
+
+    return rule

@@ -1,0 +1,49 @@
+"""Where the CPU target keeps tensors: NumPy arrays (``HostRuntime``). The lowered program
+calls its runtime for constants and for ``Zero`` (jit/lower.py, ``target_runtime``); the CUDA
+target's ``DeviceRuntime`` (jit/cuda/runtime.py) keeps them on the device instead.
+
+A module of its own so that the CUDA target extends it without importing the lowering, which
+imports the CUDA target's runtime when it is the target.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from relayish.dims import Dim
+from relayish.errors import RelayRuntimeError
+from relayish.types import TensorType, TupleType, Type, TypeVar
+
+
+def zero_shape(ty: TensorType, dims: list[TypeVar], values: tuple) -> tuple[int, ...]:
+    """The sizes of ``Zero``'s type: dimension variables bound from the function's arguments."""
+    binding = {tv: Dim.const(v) for tv, v in zip(dims, values)}
+    shape = []
+    for d in ty.shape.dims:
+        size = d.substitute(binding).value
+        if size is None:
+            raise RelayRuntimeError(f"Zero of {ty}: the size of {d} is not known here")
+        shape.append(size)
+    return tuple(shape)
+
+
+class HostRuntime:
+    """Where the CPU target keeps tensors: NumPy arrays."""
+
+    @staticmethod
+    def constant(value: np.ndarray) -> Any:
+        return value
+
+    def zeros(self, ty: Type, dims: list[TypeVar], values: tuple) -> Any:
+        """``Zero`` at run time (tuples of zeros structurally; rank 0 a NumPy scalar)."""
+        if isinstance(ty, TupleType):
+            return tuple(self.zeros(f, dims, values) for f in ty.fields)
+        shape = zero_shape(ty, dims, values)
+        dtype = ty.dtype.to_numpy()
+        return dtype.type(0) if not shape else self.allocate_zeros(shape, dtype)
+
+    @staticmethod
+    def allocate_zeros(shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        return np.zeros(shape, dtype)

@@ -1,0 +1,77 @@
+"""An operator call on NumPy values, as both backends make it: the operator's reference
+semantics (its ``compute``, from the registry), with its failures turned into
+``RelayRuntimeError`` at the call and its results' sizes checked against
+``RELAYISH_MAX_TENSOR_BYTES`` before they are made.
+
+The evaluator calls every operator through ``run_op``; the JIT's optimizer computes operator
+calls on constants with it (jit/passes/fold.py, jit/passes/partial_eval.py), so a folded
+constant is exactly what the evaluator would compute.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from relayish.errors import RelayError, RelayRuntimeError, Span
+from relayish.ops.limits import check_tensor, max_tensor_bytes, tensor_bytes, tensor_types
+from relayish.ops.registry import OpDef
+from relayish.types import BaseType, Shape, TensorType
+
+
+def run_op(op: OpDef | None, name: str, args: list[Any], attrs: Any, span: Span | None, global_name: str,
+           limit: int | None = None) -> Any:
+    """An operator's NumPy semantics; its failures become RelayRuntimeError at the call, and so does
+    a result of more than ``limit`` bytes (default ``RELAYISH_MAX_TENSOR_BYTES``), before it is made."""
+    if op is None:
+        raise RelayRuntimeError(f"operator @{name} is declared but has no implementation (in @{global_name})", span)
+    if limit is None:
+        limit = max_tensor_bytes()
+    for shape, dtype, size in result_tensors(op, args, attrs):
+        if not 0 <= size <= limit:
+            check_tensor(shape, dtype, limit, f"@{name} in @{global_name}", span)
+    try:
+        result = op.compute(*args, **op.full_attrs(attrs))  # operators silence float warnings themselves
+    except (ZeroDivisionError, IndexError, ValueError, TypeError, FloatingPointError, OverflowError) as err:
+        raise RelayRuntimeError(f"@{name} failed in @{global_name}: {err}", span) from None
+    except MemoryError:  # working memory (conv2d's window copy), not the result: that was checked above
+        raise RelayRuntimeError(f"@{name} ran out of memory in @{global_name}: its working memory does not fit, "
+                                f"though its result does (arguments {_shapes(args)})", span) from None
+    return result
+
+
+def _shapes(args: list[Any]) -> str:
+    return ", ".join(str(np.shape(a)) for a in args)
+
+
+_RESULTS: dict[tuple, list[tuple[tuple[int, ...], np.dtype, int]]] = {}
+RESULTS_CACHE_SIZE = 4096
+_SHAPE_AND_DTYPE = operator.attrgetter("shape", "dtype")
+
+
+def result_tensors(op: OpDef, args: list[Any], attrs: Any) -> list[tuple[tuple[int, ...], np.dtype, int]]:
+    """Each tensor ``op`` makes from ``args``: shape, dtype and bytes (-1 for a negative dimension),
+    by its type relation; none where the relation refuses the arguments (``compute`` says why).
+    Cached by the arguments' shapes and dtypes: ``run_op`` asks before every operator call."""
+    try:
+        key = (op.name, attrs, *map(_SHAPE_AND_DTYPE, args))
+    except AttributeError:  # not arrays (an operator value called from Python with numbers): not checked
+        return []
+    found = _RESULTS.get(key)
+    if found is None:
+        found = []
+        try:
+            types = [TensorType(BaseType.from_numpy(a.dtype), Shape(*a.shape)) for a in args]
+            result = op.type_relation(types, op.full_attrs(attrs)) if op.type_relation is not None else ()
+        except (RelayError, TypeError, ValueError):
+            result = ()
+        for ty in tensor_types(result):
+            shape, dtype = tuple(d.value for d in ty.shape.dims), ty.dtype.to_numpy()
+            if None not in shape:
+                found.append((shape, dtype, tensor_bytes(shape, dtype)))
+        if len(_RESULTS) >= RESULTS_CACHE_SIZE:
+            _RESULTS.clear()
+        _RESULTS[key] = found
+    return found
