@@ -68,6 +68,10 @@ def test_gradient_of_every_operator_matches_finite_differences(name, data, symbo
     args = _arguments(plan, sizes, rng, name in POSITIVE)
     if not np.all(np.isfinite(get_op(name)(*args, **plan.attrs))):
         return  # e.g. a max-pool window wholly in the padding gives -inf: no derivative there
+    if name == "floor_mod":
+        quotient = args[0] / args[1]
+        if np.any(np.abs(quotient - np.round(quotient)) < 1e-4):
+            return  # a / b next to an integer: floor_mod jumps there, and a finite difference across it means nothing
     out_shape = tuple(d.substitute(sizes).value for d in target.shape.dims)
     check_grad(module, [*args, rng.uniform(-1, 1, size=out_shape)], rtol=1e-5, atol=1e-7)
 
