@@ -17,7 +17,8 @@ from typing import Any, Callable
 import numpy as np
 
 from relayish.errors import RelayRuntimeError
-from relayish.printer import astext, dim_text
+from relayish.dims import dim_text
+from relayish.printer import astext
 from relayish.types import BaseType, Shape, TensorType, TupleType, Type
 from runtime.values import ArgumentMismatch
 

@@ -64,7 +64,7 @@ def result_tensors(op: OpDef, args: list[Any], attrs: Any) -> list[tuple[tuple[i
         found = []
         try:
             types = [TensorType(BaseType.from_numpy(a.dtype), Shape(*a.shape)) for a in args]
-            result = op.type_relation(types, op.full_attrs(attrs)) if op.type_relation is not None else ()
+            result = op.type_relation(types, op.full_attrs(attrs))
         except (RelayError, TypeError, ValueError):
             result = ()
         for ty in tensor_types(result):

@@ -162,7 +162,7 @@ def typed_calls(e: Expr, result: Type | None) -> list[tuple[Call, Type]] | None:
             arg_types = [types.get(id(a)) or atom_type(a) for a in call.args]
             if call is e and result is not None:
                 ty = result
-            elif op is None or op.type_relation is None or any(t is None for t in arg_types):
+            elif op is None or any(t is None for t in arg_types):
                 return None
             else:
                 ty = op.type_relation(arg_types, op.full_attrs(call.attrs))
