@@ -3,9 +3,9 @@ function per group, one pass over memory.
 
 The group's body is a let chain of elementwise operator calls and reductions sharing one
 iteration shape S (the elementwise results' shape). The kernel loops over S once: each statement
-becomes one line of per-element code written by the elementwise kernels' own generators
-(``_unary_expr``, ``_binary_parts``, ``_conversion``: the same expressions and vectorizable
-approximations of tanh, exp, log, ...), each result rounded to its dtype; elementwise outputs are
+becomes one line of per-element code written as the elementwise kernels write it (the operator's
+element expression through ``element_code``, casts through ``_conversion``: the same expressions and
+vectorizable approximations of tanh, exp, log, ...), each result rounded to its dtype; elementwise outputs are
 stored, reductions accumulated. Broadcasting is static (the pass admits only dimensions equal to
 S's or the constant 1): every array is made C-contiguous and walks the axes of S where its
 dimension is not 1; neighbouring axes that every array walks alike are merged at generation time,
