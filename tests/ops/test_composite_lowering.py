@@ -1,7 +1,7 @@
 """The composite operators' lowerings against their NumPy semantics, and the JIT against both.
 
 Oracle: each record's ``compute`` (tests/ops/test_composite.py holds it to NumPy). A call is
-expanded with ``relayish.ops.expand.expand_lowered`` (types from ``typecheck``), and the
+expanded with ``ad.lowered`` (what AD and the JIT run), and the
 evaluator runs the expansion (primitive operators only) and the call itself (``compute``):
 the two must agree, on calls the generator's rules draw (random attributes, symbolic
 dimensions, every default dtype, values with nan and infinities mixed in) and on special
@@ -26,16 +26,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import ad
 import relayish
 from relayish.expr import Call, Function, Op, Var
 from relayish.module import Module
 from relayish.ops import composite, get_op, lookup_op
-from relayish.ops.expand import expand_lowered, has_lowered
+from relayish.ops.expand import has_lowered
 from relayish.testing.choices import Stream
 from relayish.testing.strategies import Features, _Generator
 from relayish.traverse import post_order
 from relayish.types import Kind, Shape, TensorType, TypeVar
-from typecheck import expr_types, infer
+from typecheck import infer
 
 COMPOSITE = [op.name for op in composite.OPS]
 RTOL = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
@@ -43,9 +44,7 @@ RTOL = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-5, np.dtype(np.floa
 
 def expanded(module: Module) -> Module:
     """``module`` type-checked with every lowered operator replaced by its lowering."""
-    typed = infer(module)
-    types = expr_types(typed)
-    return infer(expand_lowered(typed, lambda e: types[id(e)]))
+    return ad.lowered(infer(module))
 
 
 def operators(module: Module) -> set[str]:
