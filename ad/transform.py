@@ -454,11 +454,20 @@ def expand(module: Module) -> Module:
 def lowered(module: Module) -> Module:
     """``module`` (type-checked) with every call of a lowered operator replaced by the
     operator calls it stands for (relayish/ops/expand.py): what AD differentiates and the
-    compiler compiles. Type-checked again; a module without such calls is returned as it is."""
-    if not any(has_lowered(fn) for fn in module.functions.values()):
-        return module
-    types = expr_types(module)
-    return infer(expand_lowered(module, lambda e: types[id(e)]))
+    compiler compiles. Type-checked again; a module without such calls is returned as it is.
+    Lowerings may call lowered operators: rounds repeat until none is left to expand."""
+    for _ in range(_LOWERING_ROUNDS):
+        if not any(has_lowered(fn) for fn in module.functions.values()):
+            return module
+        types = expr_types(module)
+        expanded = expand_lowered(module, lambda e: types[id(e)])
+        if expanded is module:
+            return module
+        module = infer(expanded)
+    raise AssertionError(f"operator lowerings still expand after {_LOWERING_ROUNDS} rounds: one lowers to itself")
+
+
+_LOWERING_ROUNDS = 16  # the deepest chain of lowerings calling lowered operators is far shorter
 
 
 def _expanded(module: Module) -> tuple[Module, dict[str, tuple[Function, str]]]:
