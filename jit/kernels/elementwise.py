@@ -516,7 +516,7 @@ def _broadcast_source(
     if divisor_check is not None:  # the whole divisor, before the size-0 return, as the reference checks
         code(1, f"for j in range(f{divisor_check}.size):")
         code(2, f"if f{divisor_check}[j] == 0:")
-        code(3, 'raise ZeroDivisionError("div: integer division by zero (a divisor is 0)")')
+        code(3, 'raise ZeroDivisionError("integer division by zero (a divisor is 0)")')
     code(1, "if fo.size == 0:")
     code(2, "return out")
     if exponent_check is not None:  # NumPy raises on meeting a negative exponent, so only for a non-empty result

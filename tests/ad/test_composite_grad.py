@@ -20,13 +20,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import relayish
-from relayish.expr import Call, Function, Op, Var
+from relayish.expr import Call, Function, GlobalVar, Grad, Op, Proj, Var
 from relayish.module import Module
 from relayish.ops import get_op
 from relayish.testing import check_grad
-from relayish.testing.choices import Stream
-from relayish.testing.strategies import Features, _Generator
-from relayish.types import FloatType, Kind, Shape, TensorType, TypeVar
+from tests.ops.drawn import draw_call
+from relayish.types import FloatType, Shape, TensorType
 
 F64 = FloatType(64)
 RNG = np.random.default_rng(7)
@@ -91,6 +90,21 @@ def test_gradient_matches_finite_differences(case: tuple) -> None:
     check_grad(module, inputs)
 
 
+@pytest.mark.parametrize("case", [c for c in CASES if c[0] != "full_like"], ids=lambda case: case[0])
+def test_second_derivatives_match_finite_differences(case: tuple) -> None:
+    """``@main(args..., w, v) = sum(d/d a0 (sum(op(args...) * w)) * v)``: its gradient holds the
+    second derivatives (a Hessian-vector product in a0, and the mixed ones), the gradient of the
+    expanded lowering's gradient, against finite differences of that first gradient."""
+    name, args, attrs = case
+    first, inputs = loss_module(name, args, attrs)
+    params = [Var(p.name_hint, p.type_annotation) for p in first["main"].params]
+    direction = Var("v", params[0].type_annotation)
+    gradient = Proj(Proj(Call(Grad(GlobalVar("f")), params), 1), 0)
+    body = Call(Op("sum"), [Call(Op("mul"), [gradient, direction])])
+    module = Module({"f": first["main"], "main": Function([*params, direction], body, TensorType(F64, Shape()))})
+    check_grad(module, [*inputs, RNG.uniform(-1, 1, size=args[0].shape)])
+
+
 def test_batch_norm_inference_ignores_nothing_and_training_ignores_the_moving_statistics() -> None:
     """Training normalizes with the batch's statistics: the moving ones get zero gradients."""
     args = [IMAGES, C3, C3, RNG.normal(size=3), C3]
@@ -107,20 +121,12 @@ def test_batch_norm_inference_ignores_nothing_and_training_ignores_the_moving_st
 @given(data=st.binary(min_size=64, max_size=64), symbolic=st.booleans(), seed=st.integers(0, 2**32 - 1))
 def test_gradient_of_drawn_calls_matches_finite_differences(name: str, data: bytes, symbolic: bool, seed: int) -> None:
     op = get_op(name)
-    gen = _Generator(Stream(data), Features(dtypes=(F64,), ops=(name,)))
-    n = TypeVar("n", Kind.DIM)
-    gen.scope_dims = (n,) if symbolic else ()
-    target = gen.hinted_type(op.hint)
-    plan = op.rule(gen, target) if target is not None else None
-    if plan is None:
+    drawn = draw_call(name, data, symbolic, (F64,))
+    if drawn is None:
         return
-    params = [Var(f"a{i}", arg.type) for i, arg in enumerate(plan.args)]
-    weights = Var("w", target)
-    loss = Call(Op("sum"), [Call(Op("mul"), [Call(Op(name), params, plan.attrs), weights])])
-    module = Module({"main": Function([*params, weights], loss, TensorType(F64, Shape()), (n,) if symbolic else ())})
+    plan = drawn.plan
     rng = np.random.default_rng(seed)
-    sizes = {n: relayish.ir.Dim.const(int(rng.integers(1, 4)))}
-    shapes = [tuple(d.substitute(sizes).value for d in arg.type.shape.dims) for arg in plan.args]
+    shapes = drawn.shapes(drawn.sizes(rng))
     # normal values: ties and kinks have probability 0; positive variances for batch_norm
     args = [rng.uniform(0.5, 2.0, size=shape) if name == "batch_norm" and i == 4 else rng.normal(size=shape)
             for i, shape in enumerate(shapes)]
@@ -129,4 +135,4 @@ def test_gradient_of_drawn_calls_matches_finite_differences(name: str, data: byt
         return  # an unbiased variance of one element: nan, no derivative
     if name == "std" and np.any(get_op("variance")(args[0], **plan.attrs) < 1e-6):
         return  # the std of one element: sqrt at 0, no derivative
-    check_grad(module, [*args, rng.uniform(-1, 1, size=result.shape)], rtol=1e-5, atol=1e-7)
+    check_grad(drawn.weighted_loss(), [*args, rng.uniform(-1, 1, size=result.shape)], rtol=1e-5, atol=1e-7)

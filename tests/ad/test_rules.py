@@ -15,13 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import relayish
-from relayish.expr import Call, Function, Op, Var
 from relayish.ops import all_ops, get_op
 from relayish.ops.generation import Hint, Indices, Plan
 from relayish.testing import check_grad
-from relayish.testing.choices import Stream
-from relayish.testing.strategies import Features, _Generator
-from relayish.types import FloatType, IntType, Shape, TensorType, TypeVar
+from tests.ops.drawn import draw_call
+from relayish.types import FloatType, IntType
 
 F64 = FloatType(64)
 WITH_GRADIENT = sorted(name for name, op in all_ops().items() if op.gradient is not None)
@@ -50,21 +48,14 @@ def _arguments(plan: Plan, sizes: dict, rng: np.random.Generator, positive: bool
 @settings(max_examples=15)
 @given(data=st.binary(min_size=64, max_size=64), symbolic=st.booleans(), seed=st.integers(0, 2**32 - 1))
 def test_gradient_of_every_operator_matches_finite_differences(name, data, symbolic, seed):
-    rule, hint = get_op(name).rule, get_op(name).hint
-    gen = _Generator(Stream(data), Features(dtypes=(F64,), ops=(name,)))
-    n = TypeVar("n", relayish.ir.Kind.DIM)
-    gen.scope_dims = (n,) if symbolic else ()
-    target = gen.hinted_type(hint if hint.kinds != "b" else Hint(None, hint.min_rank, hint.max_rank, hint.static))
-    plan = rule(gen, target) if target is not None else None
-    if plan is None or not isinstance(target.dtype, FloatType):
+    hint = get_op(name).hint
+    drawn = draw_call(name, data, symbolic, (F64,), hint if hint.kinds != "b" else Hint(None, hint.min_rank,
+                                                                                         hint.max_rank, hint.static))
+    if drawn is None or not isinstance(drawn.target.dtype, FloatType):
         return
-    params = [Var(f"a{i}", arg.type) for i, arg in enumerate(plan.args)]
-    weights = Var("w", target)
-    loss = Call(Op("sum"), [Call(Op("mul"), [Call(Op(name), params, plan.attrs), weights])])
-    fn = Function([*params, weights], loss, TensorType(F64, Shape()), (n,) if symbolic else ())
-    module = relayish.Module({"main": fn})
+    plan = drawn.plan
     rng = np.random.default_rng(seed)
-    sizes = {n: relayish.ir.Dim.const(int(rng.integers(1, 4)))}
+    sizes = drawn.sizes(rng)
     args = _arguments(plan, sizes, rng, name in POSITIVE)
     if not np.all(np.isfinite(get_op(name)(*args, **plan.attrs))):
         return  # e.g. a max-pool window wholly in the padding gives -inf: no derivative there
@@ -72,8 +63,7 @@ def test_gradient_of_every_operator_matches_finite_differences(name, data, symbo
         quotient = args[0] / args[1]
         if np.any(np.abs(quotient - np.round(quotient)) < 1e-4):
             return  # a / b next to an integer: floor_mod jumps there, and a finite difference across it means nothing
-    out_shape = tuple(d.substitute(sizes).value for d in target.shape.dims)
-    check_grad(module, [*args, rng.uniform(-1, 1, size=out_shape)], rtol=1e-5, atol=1e-7)
+    check_grad(drawn.weighted_loss(), [*args, rng.uniform(-1, 1, size=drawn.out_shape(sizes))], rtol=1e-5, atol=1e-7)
 
 
 def test_a_second_derivative_through_max_pool():

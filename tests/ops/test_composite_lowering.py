@@ -32,10 +32,9 @@ from relayish.expr import Call, Function, Op, Var
 from relayish.module import Module
 from relayish.ops import composite, get_op, lookup_op
 from relayish.ops.expand import expand_lowered, has_lowered
-from relayish.testing.choices import Stream
-from relayish.testing.strategies import Features, _Generator
+from tests.ops.drawn import draw_call
 from relayish.traverse import post_order
-from relayish.types import Kind, Shape, TensorType, TypeVar
+from relayish.types import Shape, TensorType
 from typecheck import expr_types, infer
 
 COMPOSITE = [op.name for op in composite.OPS]
@@ -122,24 +121,16 @@ def test_lowering_of_drawn_calls_agrees_with_compute(name: str, data: bytes, sym
                                                       seed: int) -> None:
     """The generator's rule draws a call; its result type is the relation's, the expansion is
     primitive and the evaluator gives the same on both."""
-    op = get_op(name)
-    gen = _Generator(Stream(data), Features())
-    n = TypeVar("n", Kind.DIM)
-    gen.scope_dims = (n,) if symbolic else ()
-    target = gen.hinted_type(op.hint)
-    plan = op.rule(gen, target) if target is not None else None
-    if plan is None:
+    drawn = draw_call(name, data, symbolic)
+    if drawn is None:
         return
-    params = [Var(f"a{i}", arg.type) for i, arg in enumerate(plan.args)]
-    fn = Function(params, Call(Op(name), params, plan.attrs), target, (n,) if symbolic else ())
-    module = Module({"main": fn})
-    assert infer(module)["main"].ret_type == target
+    module = drawn.module()
+    assert infer(module)["main"].ret_type == drawn.target
     lowered = expanded(module)
     assert_primitive(lowered)
     rng = np.random.default_rng(seed)
-    sizes = {n: relayish.ir.Dim.const(int(rng.integers(1, 4)))}
-    args = [values(rng, arg.type.dtype.to_numpy(), tuple(d.substitute(sizes).value for d in arg.type.shape.dims),
-                   specials) for arg in plan.args]
+    args = [values(rng, p.type_annotation.dtype.to_numpy(), shape, specials)
+            for p, shape in zip(drawn.params, drawn.shapes(drawn.sizes(rng)))]
     try:
         expected = relayish.evaluate(module, "main", *args)
     except relayish.RelayRuntimeError:
