@@ -246,12 +246,13 @@ def generate_conv2d(attrs: dict, args: list[ArgType]) -> str:
 
 @generator("conv2d_backward_input", target="cuda")
 def generate_conv2d_backward_input(attrs: dict, args: list[ArgType]) -> str:
-    """dx[n, c, h, w] (g, w, like): over the taps (p, q) whose window (i, j) reads (h, w), and the
-    output channels o, g[n, o, i, j] * w[o, c, p, q]."""
+    """dx[n, c, h, w] (g, w[, like]): over the taps (p, q) whose window (i, j) reads (h, w), and the
+    output channels o, g[n, o, i, j] * w[o, c, p, q]. H and W are the result's (like's, or the
+    output_padding form's, from the type relation)."""
     acc = _product_type(args[0].dtype)
     win = _conv_window(attrs, "x1")
     body = ["for o in range(x1.shape[0]):", f"    acc += {acc}(x0[o0, o, i, j]) * {acc}(x1[o, o1, p, q])"]
-    return _conv("conv2d_backward_input", attrs, args, _sizes("x2", "x0") + _readers(win, "o2", "o3", body))
+    return _conv("conv2d_backward_input", attrs, args, _sizes("out", "x0") + _readers(win, "o2", "o3", body))
 
 
 @generator("conv2d_backward_weight", target="cuda")

@@ -1,9 +1,10 @@
-"""CUDA kernels of the reductions (sum, mean, max, min, argmax) and the softmax family (softmax,
-log_softmax, softmax_cross_entropy).
+"""CUDA kernels of the reductions (sum, prod, mean, max, min, argmax), cumsum and the softmax family
+(softmax, log_softmax, softmax_cross_entropy).
 
 One thread per output element loops over the elements it reduces, in C order (a nested loop per
 reduced axis); a softmax element loops twice over its row (its max, then the sum of the shifted
-exponentials), so a row of n costs O(n^2) work spread over n threads: correct, not tuned.
+exponentials), so a row of n costs O(n^2) work spread over n threads: correct, not tuned. cumsum
+runs one thread per line along its axis (the other indices), adding in order.
 
 Precision and tolerances (what ``tests/cuda/test_cuda_reduce.py`` checks):
 
@@ -14,7 +15,12 @@ Precision and tolerances (what ``tests/cuda/test_cuda_reduce.py`` checks):
   finite in float64 (only near float32's largest values). A mean of nothing is NaN, as NumPy's.
 - integer sums add in int64 (uint64 for unsigned) and the store truncates: wrapping exactly as
   NumPy's sum in the dtype wraps. max, min and argmax are exact: NaN wins (argmax: the first NaN),
-  argmax gives the first index of the maximum, int32.
+  argmax gives the first index of the maximum, int32 (over several axes, the index in their
+  row-major flattening: the loops over them count it).
+- prod and cumsum compute floats in the dtype, in the reference's order (a product element by
+  element in C order, each running sum the previous plus the next element), so they are exact for
+  C-contiguous input (the reference's prod follows memory order); integers in 64 bits, truncated
+  at the store, wrapping as NumPy's do.
 - softmax family: ``s = x - max`` is computed in the dtype exactly as the reference does, then exp,
   the sums and log in float64, rounded once at the store. softmax within ``rtol * |reference|``
   (plus the dtype's smallest normal, for subnormal results), log_softmax within ``rtol * (1 +
@@ -39,6 +45,9 @@ from typing import Any
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+
+from relayish.ops.reduce import reduced_axes
+from relayish.types import BaseType
 
 from ..kernels.registry import ArgType, generator
 from .launch import element_body, kernel_module, read
@@ -95,6 +104,13 @@ def sum_lines(dtype: str, element: str, loops: Sequence[Loop]) -> list[str]:
     return [f"acc = {wide}(0)", *nest(loops, [f"acc = acc + {wide}({element})"])]
 
 
+def running_type(dtype: str) -> str:
+    """The scalar type a product or running sum accumulates in: a float's own (the reference's
+    rounding), 64 bits for integers (the store truncates, wrapping as the reference wraps)."""
+    kind = np.dtype(dtype).kind
+    return f"np.{dtype}" if kind == "f" else {"i": "np.int64", "u": "np.uint64"}[kind]
+
+
 def stored(dtype: str, value: str) -> str:
     """``value`` converted to ``dtype`` explicitly: the GPU's store would truncate a 64-bit
     accumulator by itself, but the simulator's NumPy refuses to store an out-of-range integer."""
@@ -113,8 +129,9 @@ def extreme_lines(op: str, dtype: str, first: str, element: str, loops: Sequence
 
 
 def _reduced_axes(axis: Any, rank: int) -> tuple[int, ...]:
-    """The normalized reduced axes (None: all), with NumPy's errors for bad ones."""
-    return tuple(range(rank)) if axis is None else normalize_axis_tuple(axis, rank)
+    """The normalized reduced axes (None: all), ascending (the loops then run in C order, as the
+    reference's prod and argmax's flattening do), with NumPy's errors for bad ones."""
+    return tuple(range(rank)) if axis is None else tuple(sorted(normalize_axis_tuple(axis, rank)))
 
 
 def _source_index(rank: int, axes: Sequence[int], keepdims: bool) -> list[str]:
@@ -144,12 +161,16 @@ def _frame(x: ArgType, axes: Sequence[int], keepdims: bool) -> tuple[int, list[s
 
 
 def _reduction(op: str, attrs: dict, args: Sequence[ArgType]) -> str:
-    """sum, mean, max or min: each thread loops over the reduced axes of its output element."""
+    """sum, prod, mean, max or min: each thread loops over the reduced axes of its output element."""
     (x,) = args
     axes = _reduced_axes(attrs["axis"], x.rank)
     out_rank, index, loops, count = _frame(x, axes, attrs["keepdims"])
     errors = None
-    if op in ("sum", "mean"):
+    if op == "prod":
+        wide = running_type(x.dtype)
+        lines = [f"acc = {wide}(1)", *nest(loops, [f"acc = acc * {wide}({read(0, x, index)})"])]
+        value = "acc"
+    elif op in ("sum", "mean"):
         lines = sum_lines(x.dtype, read(0, x, index), loops)
         value = "acc" if op == "sum" else "acc / n if n else math.nan"
         if op == "mean":
@@ -172,17 +193,17 @@ def _reduction_generator(op: str) -> Callable[[dict, Sequence[ArgType]], str]:
     return generate
 
 
-for _op in ("sum", "mean", "max", "min"):
+for _op in ("sum", "prod", "mean", "max", "min"):
     generator(_op, target="cuda")(_reduction_generator(_op))
 
 
 @generator("argmax", target="cuda")
 def generate_argmax(attrs: dict, args: Sequence[ArgType]) -> str:
-    """The int32 position of the first maximum (first NaN) along axis, or in the flattened tensor
-    for axis None: the loops run in C order and count the position ``c``."""
+    """The int32 position of the first maximum (first NaN) along axis, in the flattened tensor for
+    axis None, over several axes (or with exclude the others) in their row-major flattening: the
+    loops run in C order and count the position ``c``."""
     (x,) = args
-    axis = attrs["axis"]
-    axes = tuple(range(x.rank)) if axis is None else (normalize_axis_index(axis, x.rank),)
+    axes = reduced_axes("argmax", attrs["axis"], attrs["exclude"], x.rank)
     out_rank, index, loops, count = _frame(x, axes, attrs["keepdims"])
     better = "v > best or (v != v and best == best)" if is_float(x.dtype) else "v > best"
     lines = [*fail_if(f"{count} == 0"),
@@ -190,6 +211,39 @@ def generate_argmax(attrs: dict, args: Sequence[ArgType]) -> str:
              *nest(loops, [f"v = {read(0, x, index)}", f"if {better}:", "    best = v", "    at = c", "c += 1"])]
     body = element_body("body", args, out_rank, lines, "np.int32(at)")
     return kernel_module([body], ["body"], errors=EMPTY_ARGMAX)
+
+
+@generator("cumsum", target="cuda")
+def generate_cumsum(attrs: dict, args: Sequence[ArgType]) -> str:
+    """One thread per line along axis: each running sum is the previous one plus the next element
+    (the element before it when exclusive, which starts from 0) in ``running_type``. axis None and
+    another dtype have no kernel: cumsum's lowering turns them into a reshape and a cast."""
+    (x,) = args
+    if attrs["axis"] is None or attrs["dtype"] not in (None, BaseType.from_numpy(np.dtype(x.dtype))):
+        raise NotImplementedError("cumsum: axis None and a dtype other than the data's have no kernel (the "
+                                  "operator's lowering makes them a reshape and a cast)")
+    axis = normalize_axis_index(attrs["axis"], x.rank)
+    others = [a for a in range(x.rank) if a != axis]
+    shift = int(attrs["exclusive"])
+    wide = running_type(x.dtype)
+
+    def at(k: str) -> str:
+        return ", ".join(k if a == axis else f"o{a}" for a in range(x.rank))
+
+    lines = ["@cuda.jit", "def body(x0, out, err):", "    i = cuda.grid(1)",
+             f"    if i >= out.size // out.shape[{axis}]:", "        return"]
+    for a in reversed(others[1:]):
+        lines += [f"    o{a} = i % out.shape[{a}]", f"    i = i // out.shape[{a}]"]
+    if others:
+        lines.append(f"    o{others[0]} = i")
+    lines += [f"    acc = {wide}(0)",
+              f"    for k in range(out.shape[{axis}]):",
+              f"        if k == {shift}:",
+              f"            acc = {wide}(x0[{at(f'k - {shift}')}])",
+              f"        elif k > {shift}:",
+              f"            acc = acc + {wide}(x0[{at(f'k - {shift}')}])",
+              f"        out[{at('k')}] = {stored(x.dtype, 'acc')}"]
+    return kernel_module(["\n".join(lines) + "\n"], ["body"])
 
 
 # --- softmax, log_softmax, softmax_cross_entropy ------------------------------------------------

@@ -1,6 +1,6 @@
 """CUDA kernels of the shape operators: reshape, transpose, expand_dims, squeeze, broadcast_to,
-broadcast_to_like, sum_to, concatenate, stack, take, strided_slice, pad, flatten, full, one_hot,
-reshape_like.
+broadcast_to_like, sum_to, concatenate, stack, take, gather, gather_backward, strided_slice, reverse, pad,
+flatten, full, one_hot, reshape_like.
 
 Each is one thread per output element that finds the argument element it copies (a gather):
 the reshapes (reshape, flatten, reshape_like) through the element's C-order position, the others
@@ -17,7 +17,9 @@ depth - 1. take reports an index outside 0 .. size - 1 of its axis (of the flatt
 axis None; negative ones included) as IndexError, as the reference raises; an unsigned index is
 read as int64, so uint64 indices of 2**63 and more count as negative (out of range). When take's
 result is empty (another axis of data has size 0) no thread runs and the launcher asks the
-reference, which raises for a bad index as on the CPU.
+reference, which raises for a bad index as on the CPU. gather and gather_backward report indices
+as take does; gather_backward is written as a gather too: each element adds, in index order and in
+the dtype (integers wrap), the g values whose index points at it, so it is exact.
 
 Shapes are the type relation's: errors about shapes (reshape to another size, concatenate of
 mismatched tensors, squeezing an axis of size 2, ...) are the type checker's, raised before a
@@ -32,11 +34,13 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from relayish.ops.shape import _slice_index
+from relayish.ops.relations import resolve_newshape
+from relayish.ops.shape import _slice_index, value_error
 
 from ..kernels.registry import ArgType, generator
 from ..kernels.shape import permutation
 from .launch import broadcast_index, element_body, kernel_module, read
+from .nn import _sum_type
 from .reduce import fail_if, literal, stored, sum_lines
 
 OUT_OF_RANGE = {1: ("IndexError", "take: an index is out of range")}
@@ -77,8 +81,9 @@ def _copy_in_order(args: Sequence[ArgType], out_rank: int) -> str:
 
 @generator("reshape", target="cuda")
 def generate_reshape(attrs: dict, args: Sequence[ArgType]) -> str:
-    """C-order copy into the shape newshape resolves to (the type relation resolves 0 and -1)."""
-    return _copy_in_order(args, len(attrs["newshape"]))
+    """C-order copy into the shape newshape resolves to (the type relation resolves its codes; the
+    kernel needs only the result's rank)."""
+    return _copy_in_order(args, len(resolve_newshape(attrs["newshape"], args[0].rank, value_error("reshape"))))
 
 
 @generator("flatten", target="cuda")
@@ -216,6 +221,45 @@ def generate_take(attrs: dict, args: Sequence[ArgType]) -> str:
     return _gather(args, out_rank, lines, read(0, data, index), OUT_OF_RANGE)
 
 
+def _gather_axis(op: str, data: ArgType, indices: ArgType, axis: int) -> int:
+    """gather's axis, normalized; a ValueError unless the indices have data's rank (the relation's rule)."""
+    if indices.rank != data.rank:
+        raise ValueError(f"{op}: the indices must have the data's rank {data.rank}, not {indices.rank}")
+    return normalize_axis_index(axis, data.rank)
+
+
+@generator("gather", target="cuda")
+def generate_gather(attrs: dict, args: Sequence[ArgType]) -> str:
+    """data at the index read from indices (at the output position) along axis, at the output
+    position along the others; an index outside 0 .. size - 1 is reported (IndexError)."""
+    data, indices = args
+    axis = _gather_axis("gather", data, indices, attrs["axis"])
+    at = _outs(0, data.rank)
+    lines = [f"t = np.int64({read(1, indices, at)})", *fail_if(f"t < 0 or t >= x0.shape[{axis}]")]
+    at[axis] = "t"
+    return _gather(args, data.rank, lines, read(0, data, at), {1: ("IndexError", "gather: an index is out of range")})
+
+
+@generator("gather_backward", target="cuda")
+def generate_gather_backward(attrs: dict, args: Sequence[ArgType]) -> str:
+    """Element o of like's shape adds, in index order, g at every index along axis (at o's position
+    along the others) that equals o's place, from zero in the dtype (the reference's order and
+    roundings: exact); 0 where o lies beyond the indices along another axis. An index outside
+    0 .. size - 1 is reported (IndexError)."""
+    g, indices, like = args
+    axis = _gather_axis("gather_backward", like, indices, attrs["axis"])
+    at = _outs(0, like.rank)
+    at[axis] = "j"
+    covered = " and ".join(f"o{d} < x1.shape[{d}]" for d in range(like.rank) if d != axis) or "True"
+    total = _sum_type(g.dtype)
+    lines = [f"acc = {total}(0)", f"if {covered}:", f"    for j in range(x1.shape[{axis}]):",
+             f"        t = np.int64({read(1, indices, at)})",
+             *("        " + line for line in fail_if(f"t < 0 or t >= x2.shape[{axis}]")),
+             f"        if t == o{axis}:", f"            acc += {total}({read(0, g, at)})"]
+    return _gather(args, like.rank, lines, stored(g.dtype, "acc"),
+                   {1: ("IndexError", "gather_backward: an index is out of range")})
+
+
 def _slice_start(axis: int, part: slice) -> str:
     """Source of ``part``'s first position along ``axis`` of x0, clamped as Python's slices do."""
     step = 1 if part.step is None else part.step
@@ -238,6 +282,15 @@ def generate_strided_slice(attrs: dict, args: Sequence[ArgType]) -> str:
     for a, part in enumerate(parts):
         step = 1 if part.step is None else part.step
         index.append(f"o{a}" if part == slice(None) else f"{_slice_start(a, part)} + o{a} * {step}")
+    return _gather(args, x.rank, [], read(0, x, index))
+
+
+@generator("reverse", target="cuda")
+def generate_reverse(attrs: dict, args: Sequence[ArgType]) -> str:
+    """Output position p along axis reads x's position n - 1 - p there."""
+    (x,) = args
+    axis = normalize_axis_index(attrs["axis"], x.rank)
+    index = [f"x0.shape[{a}] - 1 - o{a}" if a == axis else f"o{a}" for a in range(x.rank)]
     return _gather(args, x.rank, [], read(0, x, index))
 
 

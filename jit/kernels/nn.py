@@ -296,12 +296,27 @@ _CONV_SHAPES = {  # where N, C, H, W and O, KH, KW come from, and the name of th
 _CONV_PARAMS = {"conv2d": "x, w", "conv2d_backward_input": "g, w, like", "conv2d_backward_weight": "g, x, like"}
 
 
-def _conv_preamble(op: str, strides: tuple, padding: tuple, dilation: tuple) -> str:
-    """Sizes, the reference's ValueError checks, and OH, OW."""
+def _transposed_sizes(op: str, attrs: dict) -> str:
+    """N, C, H, W of conv2d_backward_input without like: the sizes that output_padding picks
+    (conv2d_transpose's); an empty g image leaves no window, which the preamble's check reports."""
+    (sh, sw), (ph, pw), (dh, dw), (oh, ow) = (attrs[k] for k in ("strides", "padding", "dilation", "output_padding"))
+    return f"""
+        N = g.shape[0]
+        C = w.shape[1]
+        H = (g.shape[2] - 1) * {sh} - {2 * ph} + {dh} * (w.shape[2] - 1) + {oh + 1}
+        W = (g.shape[3] - 1) * {sw} - {2 * pw} + {dw} * (w.shape[3] - 1) + {ow + 1}
+        if H < 0 or W < 0:
+            raise ValueError('{op}: the padding leaves a negative output size')
+        """
+
+
+def _conv_preamble(op: str, strides: tuple, padding: tuple, dilation: tuple, sizes: str | None = None
+                   ) -> tuple[str, str]:
+    """Sizes (N, C, H, W from ``sizes``, else from the image argument), then the reference's
+    ValueError checks and OH, OW: two parts of the kernel's body."""
     image, weight, gradient = _CONV_SHAPES[op]
     (sh, sw), (ph, pw), (dh, dw) = strides, padding, dilation
     code = f"""
-        N, C, H, W = {image}.shape
         O, CW, KH, KW = {weight}.shape
         if CW != C:
             raise ValueError('{op}: the input (NCHW) and the weight (OIHW) differ in the number of channels')
@@ -317,7 +332,7 @@ def _conv_preamble(op: str, strides: tuple, padding: tuple, dilation: tuple) -> 
         if {gradient}.shape != (N, O, OH, OW):
             raise ValueError('{op}: the gradient does not have the shape of the conv2d result (N, O, OH, OW)')
         """
-    return code
+    return sizes or f"N, C, H, W = {image}.shape", code
 
 
 def _padded(name: str, dtype: str, padding: tuple) -> str:
@@ -449,13 +464,14 @@ def _conv_body(op: str, dtype_name: str, strides: tuple, padding: tuple, dilatio
 
 @generator("conv2d")
 def conv2d(attrs: dict, args: list[ArgType]) -> str:
-    """Cross-correlation of NCHW x with OIHW w, specialized to strides, padding and dilation."""
+    """Cross-correlation of NCHW x with OIHW w, specialized to strides, padding and dilation (groups
+    and out_dtype are lowered to the plain form before kernels are made: relayish/ops/nn.py)."""
     return _conv_source("conv2d", attrs, args)
 
 
 @generator("conv2d_backward_input")
 def conv2d_backward_input(attrs: dict, args: list[ArgType]) -> str:
-    """Each output gradient times each kernel tap, added back where the tap read (g, w, like)."""
+    """Each output gradient times each kernel tap, added back where the tap read (g, w[, like])."""
     return _conv_source("conv2d_backward_input", attrs, args)
 
 
@@ -466,18 +482,26 @@ def conv2d_backward_weight(attrs: dict, args: list[ArgType]) -> str:
 
 
 def _conv_source(op: str, attrs: dict, args: Sequence[ArgType]) -> str:
+    """The kernel of conv2d (its plain form: groups and out_dtype are lowered) or of a gradient;
+    conv2d_backward_input without like computes its sizes (``_transposed_sizes``)."""
     _no_float16(op, args)
     strides, padding, dilation = attrs["strides"], attrs["padding"], attrs["dilation"]
+    output_padding = attrs.get("output_padding", (0, 0))
     if any(a.rank != 4 for a in args):
         ranks = [a.rank for a in args]
         return _raising(len(args), f"{op}: every argument must have rank 4 (NCHW, OIHW), not {ranks}")
     if min(strides + dilation) < 1 or min(padding) < 0:
         message = f"{op}: strides {strides} and dilation {dilation} must be >= 1, padding {padding} >= 0"
         return _raising(len(args), message)
+    unliked = len(args) == 2 and op == "conv2d_backward_input"
+    if not all(0 <= o < s for o, s in zip(output_padding, strides)) or (output_padding != (0, 0) and not unliked):
+        message = f"{op}: output_padding {output_padding} must be below the strides {strides}, and 0 with like"
+        return _raising(len(args), message)
     dtype = args[0].dtype
     helpers = [_conv_helpers(op, strides, dilation), _matmul_helpers(dtype)] if _is_float(dtype) else []
-    preamble = _conv_preamble(op, strides, padding, dilation)
-    return _module(*helpers, _kernel(_CONV_PARAMS[op], preamble, *_conv_body(op, dtype, strides, padding, dilation)))
+    preamble = _conv_preamble(op, strides, padding, dilation, _transposed_sizes(op, attrs) if unliked else None)
+    params = "g, w" if unliked else _CONV_PARAMS[op]
+    return _module(*helpers, _kernel(params, *preamble, *_conv_body(op, dtype, strides, padding, dilation)))
 
 
 # Pooling --------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""Kernel generators for the reductions (sum, mean, max, min, argmax) and the softmax family
-(softmax, log_softmax, softmax_cross_entropy).
+"""Kernel generators for the reductions (sum, prod, mean, max, min, argmax), cumsum and the
+softmax family (softmax, log_softmax, softmax_cross_entropy).
 
 Order of operations. Float sums are rounded as NumPy rounds them, so for C-contiguous input a
 kernel's sum or mean is bitwise NumPy's: NumPy's reduction iterator drops size-1 axes, merges
@@ -9,8 +9,13 @@ is reduced, or adds whole rows elementwise in C order when it is kept; each resu
 0. ``_reduce`` does the same at run time (which axes have size 1 is known only then). Other
 layouts are copied to C order first, so their float sums may differ from NumPy's (which follows
 memory order) by reordering: the tests allow ``rtol * sum(|x|)`` with rtol 1e-5 (float32) and
-1e-12 (float64). Integer sums wrap in the argument's dtype (exact in any order); max, min and
-argmax are exact (NaN wins; argmax gives the first maximum, or the first NaN).
+1e-12 (float64). Integer sums and products wrap in the argument's dtype (exact in any order); max,
+min and argmax are exact (NaN wins; argmax gives the first maximum, or the first NaN; over several
+axes, the index in their row-major flattening). A float product multiplies element by element in
+the dtype, on from the accumulator, in C order, as NumPy's multiply.reduce does: bitwise NumPy's
+for C-contiguous input (other layouts, copied to C order, may round differently where NumPy
+follows memory order). cumsum adds each element to the previous sum in the dtype, as NumPy's
+add.accumulate does: bitwise NumPy's in any layout.
 
 The softmax family follows the reference step by step (max, shift, exp, sum along the axis in
 NumPy's order, divide or log), so its only difference from NumPy is exp and log: on a buffer
@@ -59,6 +64,9 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+
+from relayish.ops.reduce import reduced_axes
+from relayish.types import BaseType
 
 from .registry import ArgType, generator, shared
 
@@ -150,6 +158,8 @@ def combine(op: str, dtype: str, a: str, b: str) -> str:
     branch-free and NaN-absorbing: a NaN accumulator stays, a NaN element replaces it."""
     if op == "sum":
         return f"{a} | {b}" if dtype == "bool" else f"{a} + {b}"
+    if op == "prod":
+        return f"{a} * {b}"
     cmp = ">" if op == "max" else "<"
     return f"{a} if ({a} {cmp} {b}) | ({a} != {a}) else {b}" if is_float(dtype) else f"{a} if {a} {cmp} {b} else {b}"
 
@@ -157,8 +167,8 @@ def combine(op: str, dtype: str, a: str, b: str) -> str:
 def initial(op: str, dtype: str) -> str:
     """Source of the value a fold starts from: NumPy's identity for sum, for max and min the
     value that every element (NaN included) replaces."""
-    if op == "sum":
-        return literal(0, dtype)
+    if op in ("sum", "prod"):
+        return literal(int(op == "prod"), dtype)
     if is_float(dtype):
         return literal(-np.inf if op == "max" else np.inf, dtype)
     info = np.iinfo(dtype)
@@ -167,7 +177,8 @@ def initial(op: str, dtype: str) -> str:
 
 def block_source(op: str, dtype: str, name: str) -> str:
     """Source of ``name(g)``: the fold of the non-empty contiguous 1-D ``g`` (the loops are
-    shaped as the module docstring says, so that LLVM vectorizes them)."""
+    shaped as the module docstring says, so that LLVM vectorizes them); for prod ``name(g, acc)``,
+    the accumulator ``acc`` times each element in turn."""
     lanes = [f"r{k}" for k in range(8)]
     if op == "sum" and is_float(dtype):
         steps = "".join(f"            r{k} += w[{k}]\n" for k in range(8))
@@ -192,6 +203,21 @@ def block_source(op: str, dtype: str, name: str) -> str:
     n2 = n // 2
     n2 -= n2 % 8
     return {name}(g[:n2]) + {name}(g[n2:])
+"""
+    elif op == "prod":
+        # NumPy's multiply.reduce (numpy/_core/src/umath/loops_arithm_fp.dispatch.c.src) multiplies on
+        # from the accumulator in order: floats in the dtype; integers wrap, so in 64 bits (truncated
+        # when stored) in any order.
+        wide = numpy_type(dtype) if is_float(dtype) else "np.uint64" if np.dtype(dtype).kind == "u" else "np.int64"
+        return f"""\
+{JIT}
+def {name}(g, acc):
+    r = {wide}(acc)
+    for i in range(g.size):
+        r = r * g[i]
+    return r
+
+
 """
     elif op == "sum" or not is_float(dtype):
         # Integers wrap, so any order gives NumPy's result: sums accumulate in 64 bits (truncated
@@ -232,6 +258,16 @@ def block_source(op: str, dtype: str, name: str) -> str:
     return f"{JIT}\ndef {name}(g):\n{body}\n\n"
 
 
+def _fold_run(op: str, dtype: str, block: str, target: str, run: str, indent: str) -> str:
+    """Source lines folding the contiguous ``run`` into ``target`` with ``block``: the run's fold
+    combined with the target (NumPy's pairwise sum adds a run's sum), or for prod the target
+    multiplied on by each element (NumPy's multiply.reduce)."""
+    if op == "prod":
+        return f"{indent}{target} = {block}({run}, {target})\n"
+    return (f"{indent}v = {block}({run})\n{indent}a = {target}\n"
+            f"{indent}{target} = {combine(op, dtype, 'a', 'v')}\n")
+
+
 def engine_source(op: str, dtype: str, name: str, block: str) -> str:
     """Source of ``name(f, sizes, flags, out)``: fold the C-ordered flat ``f`` of shape ``sizes``
     into the flat, initialized ``out`` over the axes where ``flags`` is true, in NumPy's order
@@ -256,9 +292,7 @@ def {name}(f, sizes, flags, out):
                 rk[m] = flags[i]
                 m += 1
     if m == 0:
-        v = {block}(f[:1])
-        a = out[0]
-        out[0] = {combine(op, dtype, "a", "v")}
+{_fold_run(op, dtype, block, "out[0]", "f[:1]", "        ")}\
         return
     ins = np.empty(m, np.int64)
     outs = np.empty(m, np.int64)
@@ -278,9 +312,7 @@ def {name}(f, sizes, flags, out):
     ob = 0
     for _ in range(si // n):
         if rk[m - 1]:
-            v = {block}(f[ib:ib + n])
-            a = out[ob]
-            out[ob] = {combine(op, dtype, "a", "v")}
+{_fold_run(op, dtype, block, "out[ob]", "f[ib:ib + n]", "            ")}\
         else:
             o = out[ob:ob + n]
             g = f[ib:ib + n]
@@ -371,7 +403,7 @@ def _reduction_generator(op: str) -> Callable[[dict, Sequence[ArgType]], str]:
     return generate
 
 
-for _op in ("sum", "mean", "max", "min"):
+for _op in ("sum", "prod", "mean", "max", "min"):
     generator(_op)(_reduction_generator(_op))
 
 
@@ -381,13 +413,16 @@ for _op in ("sum", "mean", "max", "min"):
 @generator("argmax")
 @static_errors("argmax")
 def argmax(attrs: dict, args: Sequence[ArgType]) -> str:
-    """The int32 index of the first maximum (a NaN counts as the maximum) along axis, or in the
-    flattened tensor for axis None."""
+    """The int32 index of the first maximum (a NaN counts as the maximum) along axis, in the
+    flattened tensor for axis None, and over several axes (or with exclude the others) in their
+    row-major flattening: they are moved last (a strided view, copied to C order) and merged."""
     (x,) = args
     check_dtypes("argmax", [x.dtype])
-    axis, keepdims = attrs["axis"], attrs["keepdims"]
-    if axis is not None and not (x.rank == 0 and axis in (0, -1)):
-        axis = normalize_axis_index(axis, x.rank)
+    keepdims = attrs["keepdims"]
+    if x.rank == 0 and attrs["axis"] in (0, -1) and not attrs["exclude"]:
+        axes: tuple[int, ...] = ()  # as NumPy's argmax, axis 0 or -1 of a 0-d tensor
+    else:
+        axes = reduced_axes("argmax", attrs["axis"], attrs["exclude"], x.rank)
     better = "(v > b) | ((v != v) & (b == b))" if is_float(x.dtype) else "v > b"
     found = "(v == m) | (nan & (v != v))" if is_float(x.dtype) else "v == m"
     empty = '        raise ValueError("argmax: attempt to get argmax of an empty sequence")\n'
@@ -415,7 +450,7 @@ def _first_max(g):
 
 
 """
-    if axis is None or x.rank == 0:
+    if len(axes) == x.rank:
         shape = ["1"] * x.rank if keepdims else []
         body = f"""\
     f = np.ascontiguousarray(x).reshape(-1)
@@ -425,7 +460,25 @@ def _first_max(g):
     out[0] = _first_max(f)
     return out.reshape({shape_tuple(shape)})
 """
+    elif len(axes) != 1:
+        kept = [i for i in range(x.rank) if i not in axes]
+        order = kept + list(axes)
+        view = "x" if order == sorted(order) else (
+            f"np.lib.stride_tricks.as_strided(x, shape={shape_tuple([f'x.shape[{i}]' for i in order])}, "
+            f"strides={shape_tuple([f'x.strides[{i}]' for i in order])})")
+        shape = [("1" if i in axes else f"x.shape[{i}]") for i in range(x.rank) if keepdims or i not in axes]
+        body = f"""\
+    f = np.ascontiguousarray({view}).reshape(-1)
+    n = {product([f"x.shape[{i}]" for i in axes])}
+    if n == 0:
+{empty}\
+    out = np.empty(f.size // n, np.int32)
+    for o in range(out.size):
+        out[o] = _first_max(f[o * n:(o + 1) * n])
+    return out.reshape({shape_tuple(shape)})
+"""
     else:
+        axis = axes[0]
         dims = [f"a.shape[{i}]" for i in range(x.rank)]
         shape = [("1" if i == axis else d) for i, d in enumerate(dims) if keepdims or i != axis]
         body = f"""\
@@ -458,6 +511,50 @@ def _first_max(g):
     return out.reshape({shape_tuple(shape)})
 """
     return HEADER + helper + f"{JIT}\ndef kernel(x):\n{body}"
+
+
+# --- cumsum -------------------------------------------------------------------------------------
+
+
+@generator("cumsum")
+@static_errors("cumsum")
+def cumsum(attrs: dict, args: Sequence[ArgType]) -> str:
+    """The running sums along axis in x's dtype, each row of them the previous row plus the next
+    row of x (the element before it when exclusive, whose first row is 0), as NumPy's
+    add.accumulate adds them. axis None and another dtype have no kernel: cumsum's lowering turns
+    them into a reshape to a vector and a cast."""
+    (x,) = args
+    check_dtypes("cumsum", [x.dtype])
+    if attrs["axis"] is None or attrs["dtype"] not in (None, BaseType.from_numpy(np.dtype(x.dtype))):
+        raise NotImplementedError("cumsum: axis None and a dtype other than the data's have no kernel (the "
+                                  "operator's lowering makes them a reshape and a cast)")
+    axis = normalize_axis_index(attrs["axis"], x.rank)
+    dims = [f"a.shape[{i}]" for i in range(x.rank)]
+    exclusive = attrs["exclusive"]
+    first = literal(0, x.dtype) if exclusive else "g[j]"
+    return HEADER + f"""\
+{JIT}
+def kernel(x):
+    a = np.ascontiguousarray(x)
+    f = a.reshape(-1)
+    outer = {product(dims[:axis])}
+    n = a.shape[{axis}]
+    inner = {product(dims[axis + 1:])}
+    out = np.empty(f.size, {numpy_type(x.dtype)})
+    for o in range(outer):
+        g = f[o * n * inner:(o + 1) * n * inner]
+        d = out[o * n * inner:(o + 1) * n * inner]
+        if n:
+            for j in range(inner):
+                d[j] = {first}
+        for i in range(1, n):
+            prev = d[(i - 1) * inner:i * inner]
+            row = d[i * inner:(i + 1) * inner]
+            add = g[(i - {int(exclusive)}) * inner:(i - {int(exclusive)} + 1) * inner]
+            for j in range(inner):
+                row[j] = prev[j] + add[j]
+    return out.reshape({shape_tuple(dims)})
+"""
 
 
 # --- softmax, log_softmax, softmax_cross_entropy ------------------------------------------------

@@ -1,14 +1,15 @@
 """Kernel generators for the shape operators: reshape, transpose, expand_dims, squeeze,
-broadcast_to, broadcast_to_like, sum_to, concatenate, stack, take, strided_slice, pad, flatten,
-full, one_hot, reshape_like.
+broadcast_to, broadcast_to_like, sum_to, concatenate, stack, take, gather, gather_backward, strided_slice,
+reverse, pad, flatten, full, one_hot, reshape_like.
 
-Views where NumPy returns views: transpose, expand_dims, squeeze, strided_slice, broadcast_to(_like)
-always, reshape, flatten and reshape_like when the argument is C-contiguous (otherwise a C-ordered
-copy, as NumPy copies). The others build a new C-ordered array with flat row copies (slicing a row
+Views where NumPy returns views: transpose, expand_dims, squeeze, strided_slice, reverse,
+broadcast_to(_like) always, reshape, flatten and reshape_like when the argument is C-contiguous
+(otherwise a C-ordered copy, as NumPy copies). The others build a new C-ordered array with flat row copies (slicing a row
 first lets LLVM turn the copy loops into vector moves). Everything is exact; sum_to sums as NumPy's
 two ``np.sum`` calls do (leading axes first, then the stretched ones), through the reduction engine
 of ``reduce.py``, so its float results are bitwise the reference's for C-contiguous input (else
-within the tolerance stated there).
+within the tolerance stated there). gather and gather_backward read their arguments in place (any
+layout); gather_backward adds in C order of the indices, the reference's np.add.at order.
 
 Kernel vs NumPy, microseconds (2-core development machine, minimum over repeats, float32): the
 transpose (a view) and reshape (a copy) of a (16, 50, 4, 4) tensor to (16, 800): 5.0 vs 5.7;
@@ -33,7 +34,8 @@ from typing import Sequence
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from relayish.ops.shape import _slice_index
+from relayish.ops.relations import resolve_newshape
+from relayish.ops.shape import _slice_index, value_error
 
 from .reduce import (
     HEADER,
@@ -77,31 +79,35 @@ def _kernel(params: str, body: str, helpers: str = "") -> str:
 @generator("reshape")
 @static_errors("reshape")
 def reshape(attrs: dict, args: Sequence[ArgType]) -> str:
-    """newshape with 0 copying the input's dimension at its position and one negative entry
-    inferred (NumPy takes any negative number as the unknown dimension)."""
+    """The shape newshape resolves to (``resolve_newshape``, as the reference resolves it), from x's
+    shape at run time, with the reference's checks: each -4 splits exactly, the element count
+    stays (a -1 inferred by exact division)."""
     (x,) = args
     check_dtypes("reshape", [x.dtype])
     newshape = attrs["newshape"]
-    dims = []
-    for position, dim in enumerate(newshape):
-        if dim == 0 and position >= x.rank:
-            raise ValueError(f"newshape[{position}] is 0, which copies input dimension {position}, "
-                             f"but the input has rank {x.rank}")
-        dims.append(f"x.shape[{position}]" if dim == 0 else str(dim))
-    unknown = [i for i, dim in enumerate(newshape) if dim < 0]
-    if len(unknown) > 1:
-        raise ValueError("can only specify one unknown dimension")
-    error = f'        raise ValueError("reshape: cannot reshape the array into shape {newshape}")\n'
-    size = product(_dims("x", x.rank))
-    if unknown:
-        known = product([d for i, d in enumerate(dims) if i != unknown[0]])
-        dims[unknown[0]] = "size // known"
-        check = f"    known = {known}\n    if known == 0 or size % known != 0:\n{error}"
-    else:
-        check = f"    if {product(dims)} != size:\n{error}"
+    resolved = resolve_newshape(newshape, x.rank, value_error("reshape"))
+    dims: list[str] = []
+    splits: dict[int, str] = {}  # input dimension -> the condition that its split is not exact
+    for d in resolved:
+        if d.kind == "size":
+            dims.append(str(d.size))
+        elif d.kind == "copy":
+            dims.append(product([f"x.shape[{i}]" for i in d.inputs]))
+        elif d.kind == "split":
+            whole = f"x.shape[{d.inputs[0]}]"
+            part = f"({whole} // {d.other})" if d.size == -1 else str(d.size)
+            other = f"({whole} // {d.size})" if d.other == -1 else str(d.other)
+            splits[d.inputs[0]] = f"{part} * {other} != {whole}"
+            dims.append(part)
+        else:
+            dims.append("size // known")
+    known = product([dim for dim, d in zip(dims, resolved) if d.kind != "infer"])
+    counted = ["known == 0", "size % known != 0"] if "size // known" in dims else [f"{known} != size"]
     return _kernel("x", f"""\
-    size = {size}
-{check}\
+    size = {product(_dims("x", x.rank))}
+    known = {known}
+    if {" or ".join([*splits.values(), *counted])}:
+        raise ValueError("reshape: cannot reshape the array into shape {newshape}")
     return np.ascontiguousarray(x).reshape({shape_tuple(dims)})
 """)
 
@@ -377,6 +383,73 @@ def take(attrs: dict, args: Sequence[ArgType]) -> str:
 """)
 
 
+def _gather_axis(op: str, data: ArgType, indices: ArgType, axis: int) -> int:
+    """gather's axis, normalized; TypeError for indices that are not integers, ValueError unless they
+    have data's rank (as the reference checks them)."""
+    if np.dtype(indices.dtype).kind not in "iu":
+        raise TypeError(f"{op}: the indices must have an integer dtype, not {indices.dtype}")
+    if indices.rank != data.rank:
+        raise ValueError(f"the indices must have the data's rank {data.rank}, not {indices.rank}")
+    return normalize_axis_index(axis, data.rank)
+
+
+def _gathering(op: str, data: str, rank: int, axis: int, step: str) -> str:
+    """Kernel lines: ValueError where ``indices`` is longer than the array ``data`` along an axis but
+    ``axis``; then each index in C order, IndexError unless it is in 0 .. size - 1, and ``step``
+    (formatted with ``t``, the index's position, and ``at``, where gather reads ``data``)."""
+    longer = " or ".join(f"indices.shape[{d}] > {data}.shape[{d}]" for d in range(rank) if d != axis) or "False"
+    t = [f"t{d}" for d in range(rank)]
+    at = t[:axis] + ["k"] + t[axis + 1:]
+    loops = "".join(f"{'    ' * (d + 1)}for t{d} in range(indices.shape[{d}]):\n" for d in range(rank))
+    pad = "    " * (rank + 1)
+    return f"""\
+    if {longer}:
+        raise ValueError("{op}: the indices are longer than the data along an axis but {axis}")
+    n = {data}.shape[{axis}]
+{loops}\
+{pad}k = np.int64(indices[{', '.join(t)}])
+{pad}if k < 0 or k >= n:
+{pad}    raise IndexError("{op}: an index is out of range for axis {axis}")
+{pad}{step.format(t=', '.join(t), at=', '.join(at))}
+"""
+
+
+@generator("gather")
+@static_errors("gather")
+def gather(attrs: dict, args: Sequence[ArgType]) -> str:
+    """data at each index along axis and at the index's own position along the other axes (plain
+    indexing, any layout); the reference's errors for indices longer than data or out of range."""
+    data, indices = args
+    check_dtypes("gather", [data.dtype])
+    axis = _gather_axis("gather", data, indices, attrs["axis"])
+    return _kernel("data, indices", f"""\
+    out = np.empty(indices.shape, {numpy_type(data.dtype)})
+{_gathering("gather", "data", data.rank, axis, "out[{t}] = data[{at}]")}\
+    return out
+""")
+
+
+@generator("gather_backward")
+@static_errors("gather_backward")
+def gather_backward(attrs: dict, args: Sequence[ArgType]) -> str:
+    """Zeros of like's shape with g added where gather reads, in C order of the indices: the
+    reference's np.add.at order, so float sums are exact and integer ones wrap as NumPy's."""
+    g, indices, like = args
+    check_dtypes("gather_backward", [g.dtype])
+    if np.dtype(g.dtype).kind not in "iuf":
+        raise TypeError(f"gather_backward: the gradient must have a numeric dtype, not {g.dtype}")
+    if g.rank != indices.rank:
+        raise ValueError("the gradient does not have the shape of the gather result")
+    axis = _gather_axis("gather_backward", like, indices, attrs["axis"])
+    return _kernel("g, indices, like", f"""\
+    if g.shape != indices.shape:
+        raise ValueError("gather_backward: the gradient does not have the shape of the gather result")
+    out = np.zeros(like.shape, {numpy_type(g.dtype)})
+{_gathering("gather_backward", "like", like.rank, axis, "out[{at}] += g[{t}]")}\
+    return out
+""")
+
+
 @generator("strided_slice")
 @static_errors("strided_slice")
 def strided_slice(attrs: dict, args: Sequence[ArgType]) -> str:
@@ -392,6 +465,16 @@ def strided_slice(attrs: dict, args: Sequence[ArgType]) -> str:
     if all(p == "::" for p in parts):
         return _kernel("x", "    return x\n")
     return _kernel("x", f"    return x[{', '.join(parts)}]\n")
+
+
+@generator("reverse")
+@static_errors("reverse")
+def reverse(attrs: dict, args: Sequence[ArgType]) -> str:
+    """A view of x with a step of -1 along axis."""
+    (x,) = args
+    check_dtypes("reverse", [x.dtype])
+    axis = normalize_axis_index(attrs["axis"], x.rank)
+    return _kernel("x", f"    return x[{', '.join(['::-1' if i == axis else ':' for i in range(x.rank)])}]\n")
 
 
 @generator("pad")

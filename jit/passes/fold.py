@@ -98,6 +98,8 @@ class _Fold(ScopedRewriter):
             value = run_op(op, e.callee.name, [a.value for a in args], e.attrs, e.span, self.global_name)
         except (RelayRuntimeError, TypeError):  # raises at run time, or a dtype no constant can hold
             return None
+        if isinstance(value, tuple):  # a tuple result (split's parts): no one constant holds it
+            return None
         if value.size > MAX_FOLDED_ELEMENTS:
             return None
         return Constant(value, span=e.span)

@@ -24,6 +24,8 @@ from . import relations as rel
 from .elementwise import BOOL, FLOAT, NUMBER, define
 from .generation import INT32, Hint
 from .record import AttrSpec, Pattern, Raises
+from .reduce import ARG_EXTREME_ATTRS, arg_extreme
+from .shape import as_fill, fill_argument
 
 if TYPE_CHECKING:
     from ..expr import Expr
@@ -106,12 +108,11 @@ def _logsumexp(x: np.ndarray, axis: Any, keepdims: bool) -> np.ndarray:
     return result.reshape(()) if axis is None else np.squeeze(result, axis=axis)
 
 
-def _argmin(x: np.ndarray, axis: int | None, keepdims: bool) -> np.ndarray:
-    return np.argmin(x, axis=axis, keepdims=keepdims).astype(np.int32)
-
-
-def _full_like(x: np.ndarray, fill_value: float) -> np.ndarray:
-    return np.full(x.shape, _as_dtype(fill_value, x.dtype), dtype=x.dtype)
+def _full_like(x: np.ndarray, *fill: np.ndarray, fill_value: float | None) -> np.ndarray:
+    value = fill_argument("full_like", fill, 2, fill_value, required=True)
+    if value is None:
+        value = _as_dtype(fill_value, x.dtype)
+    return np.full(x.shape, value.astype(x.dtype))  # a fill tensor converted as cast converts
 
 
 def _arange(start: float, stop: float, step: float, dtype: Any) -> np.ndarray:
@@ -119,6 +120,14 @@ def _arange(start: float, stop: float, step: float, dtype: Any) -> np.ndarray:
         raise ValueError(f"arange: start, stop and step must be finite and step not 0, not {start}, {stop}, {step}")
     with np.errstate(all="ignore"):
         return np.arange(start, stop, step, dtype=np.float64).astype(dtype.to_numpy())
+
+
+def _split(x: np.ndarray, sections: int | None, indices: tuple[int, ...] | None, axis: int) -> tuple[np.ndarray, ...]:
+    axis = _data_axis("split", x, axis)
+    problem = rel.split_problem(x.shape[axis], sections, indices)
+    if problem:
+        raise ValueError(f"split: axis {axis} of shape {x.shape}: {problem}")
+    return tuple(np.split(x, rel.split_edges(x.shape[axis], sections, indices)[1:-1], axis=axis))
 
 
 def _nchw(op: str, x: np.ndarray) -> None:
@@ -277,12 +286,14 @@ def _argmin_lowering(s: Site) -> Expr:
     else:
         top = -1 if kind == "i" else np.iinfo(t.dtype.to_numpy()).max
         flipped = s.op("sub", s.const(top, like=t), x)
-    return s.op("argmax", flipped, axis=s.attrs["axis"], keepdims=s.attrs["keepdims"])
+    return s.op("argmax", flipped, **s.pick("axis", "keepdims", "exclude"))
 
 
 def _full_like_lowering(s: Site) -> Expr:
+    """The fill value, converted, broadcast to x: x gets no gradient, a fill argument the sum of g."""
     x, t = s.args[0], s.types[0]
-    return s.op("broadcast_to_like", _converted(s, s.attrs["fill_value"], t), x)
+    value = _converted(s, s.attrs["fill_value"], t) if len(s.args) == 1 else as_fill(s, s.args[1], s.types[1], t.dtype)
+    return s.op("broadcast_to_like", value, x)
 
 
 def _filled(value: float) -> Any:
@@ -330,6 +341,14 @@ def _repeat_lowering(s: Site) -> Expr:
     axis = s.attrs["axis"] % s.rank(0)
     size = s.types[0].shape.dims[axis].value if repeats else 0
     return s.op("take", x, s.constant(_indices(np.arange(size * repeats) // repeats)), axis=axis)
+
+
+def _split_lowering(s: Site) -> Expr:
+    """A tuple of slices of x along the axis, between the edges of its parts."""
+    x = s.args[0]
+    axis = s.attrs["axis"] % s.rank(0)
+    edges = rel.split_edges(s.types[0].shape.dims[axis].value, s.attrs["sections"], s.attrs["indices"])
+    return s.tuple(*(s.op("strided_slice", x, begin=(b,), end=(e,), axes=(axis,)) for b, e in zip(edges, edges[1:])))
 
 
 def _global_pool_lowering(op: str) -> Any:
@@ -439,29 +458,34 @@ OPS = (
         rule=gen.reduction(FLOAT), hint=Hint(FLOAT),
     ),
     _reduction(
-        "argmin", _argmin,
-        "int32 index of the first smallest element along axis (None: of the flattened tensor); "
-        "a nan counts as the smallest, as in np.argmin",
-        attrs=(AttrSpec("axis", "int?", None), _KEEPDIMS), dtypes="numeric → int32",
+        "argmin", functools.partial(arg_extreme, "argmin"),
+        "int32 index of the first smallest element along axis (None: of the flattened tensor; several "
+        "axes, or with exclude the axes axis does not name: the index in their row-major flattening, as "
+        "TVM); a nan counts as the smallest, as in np.argmin",
+        attrs=ARG_EXTREME_ATTRS, dtypes="numeric → int32",
         relation=rel.reduction(NUMBER, IntType(32)), raises=Raises.ON_EMPTY, lowering=_argmin_lowering, differentiable=False,
         rule=gen.argmax, hint=Hint(INT32, 0, 2),
     ),
     _composite(
-        "full_like", _full_like, "a tensor of x's shape and dtype filled with fill_value (converted as cast converts)",
-        kinds=None, attrs=(AttrSpec("fill_value", "float"),),
-        relation=rel.unary(None), raises=Raises.NEVER, lowering=_full_like_lowering, differentiable=False,
+        "full_like", _full_like,
+        "a tensor of x's shape and dtype filled with the fill value, converted as cast converts: the scalar tensor "
+        "fill (Relay's form; differentiable, its adjoint the sum of g in fill's dtype) or the attribute fill_value, "
+        "exactly one of them; x supplies only its shape and dtype and gets no gradient",
+        num_args=(1, 2), kinds=None, attrs=(AttrSpec("fill_value", "float?", None),),
+        signature="x[, fill]", dtypes="x any; fill any (rank 0)",
+        relation=rel.full_like, raises=Raises.NEVER, lowering=_full_like_lowering,
         rule=gen.full_like, hint=Hint(None),
     ),
     _composite(
         "zeros", lambda shape, dtype: np.zeros(shape, dtype=dtype.to_numpy()), "a tensor of shape and dtype filled with 0",
         num_args=0, kinds=None, attrs=_FILL_ATTRS, signature="(none)", dtypes="—",
-        relation=rel.full, raises=Raises.NEVER, lowering=_filled(0.0), differentiable=False,
+        relation=rel.shaped, raises=Raises.NEVER, lowering=_filled(0.0), differentiable=False,
         rule=gen.constant_fill, hint=Hint(None, 0, 3, static=True),
     ),
     _composite(
         "ones", lambda shape, dtype: np.ones(shape, dtype=dtype.to_numpy()), "a tensor of shape and dtype filled with 1",
         num_args=0, kinds=None, attrs=_FILL_ATTRS, signature="(none)", dtypes="—",
-        relation=rel.full, raises=Raises.NEVER, lowering=_filled(1.0), differentiable=False,
+        relation=rel.shaped, raises=Raises.NEVER, lowering=_filled(1.0), differentiable=False,
         rule=gen.constant_fill, hint=Hint(None, 0, 3, static=True),
     ),
     _composite(
@@ -490,6 +514,16 @@ OPS = (
         kinds=None, attrs=(AttrSpec("repeats", "int"), AttrSpec("axis", "int")),
         relation=rel.repeat, raises=Raises.UNLESS_RANKED, lowering=_repeat_lowering,
         rule=gen.repeat, hint=Hint(None, 1, 3, static=True),
+    ),
+    _composite(
+        "split", _split,
+        "a tuple of the parts of x along axis: sections equal parts (they must divide the axis), or the parts "
+        "before, between and after the points indices, which must rise strictly from above 0 to below the size "
+        "(Relay's rule: no part empty; NumPy's split would allow empty ones), exactly one of sections and indices "
+        "given; the axis needs a static size. Relay's indices_or_sections, as two attributes",
+        kinds=None, attrs=(AttrSpec("sections", "int?", None), AttrSpec("indices", "ints?", None), AttrSpec("axis", "int", 0)),
+        relation=rel.split, raises=Raises.UNLESS_RANKED, lowering=_split_lowering,
+        rule=gen.split, hint=Hint(None, 1, 3),
     ),
     _composite(
         "global_avg_pool2d", _global_avg_pool2d, "mean over the whole image of NCHW x: (N, C, 1, 1)",

@@ -65,11 +65,12 @@ def define(
     the name of ``kinds``. ``differentiable`` defaults to having a gradient or a lowering.
     """
 
-    def compute(*arrays: np.ndarray, **attr_values: Any) -> np.ndarray:
+    def compute(*arrays: np.ndarray, **attr_values: Any) -> np.ndarray | tuple[np.ndarray, ...]:
         if kinds is not None:
             check_kinds(name, kinds, *arrays)
         with np.errstate(all="ignore"):
-            return np.asarray(fn(*arrays, **attr_values))
+            result = fn(*arrays, **attr_values)
+        return result if isinstance(result, tuple) else np.asarray(result)  # a tuple: split's parts
 
     compute.__name__ = compute.__qualname__ = f"compute_{name}"
     if element is not None:

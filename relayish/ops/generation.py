@@ -66,6 +66,7 @@ class Indices:
 class Plan:
     args: tuple[Arg | Indices, ...]
     attrs: dict[str, Any] = attrs.field(factory=dict)
+    field: int | None = None  # an operator with a tuple result (split): the field that has the wanted type
 
 
 @attrs.frozen
@@ -263,12 +264,59 @@ def reduction(kinds: str) -> Rule:
     return rule
 
 
+def _excluding(draw: Draws, attrs_: dict[str, Any], rank: int) -> None:
+    """At times, the reduced axes of ``attrs_`` named instead by the others, with ``exclude``
+    (all of them: ``()``); axis None stays."""
+    axis = attrs_["axis"]
+    if axis is not None and draw.flag(3):
+        reduced = {a % rank for a in ((axis,) if isinstance(axis, int) else axis)}
+        attrs_["axis"] = axes_attr(draw, [a for a in range(rank) if a not in reduced], rank)
+        attrs_["exclude"] = True
+
+
 def argmax(draw: Draws, out: TensorType) -> Plan | None:
+    """argmax and argmin: over one axis, all, several (the index in their row-major flattening), or
+    the axes named by the others with ``exclude``."""
     operand = draw.dtype(NUMBER)
     if out.dtype != INT32 or operand is None:
         return None
-    source, attrs_ = _reduced_input(draw, out, single_axis=True)
+    source, attrs_ = _reduced_input(draw, out, single_axis=draw.flag())
+    _excluding(draw, attrs_, len(source))
     return Plan((Arg(tensor(operand, source)),), attrs_)
+
+
+def _with_length(draw: Draws, d: Dim) -> Dims:
+    """A shape of ``d`` elements: a static ``d`` factored (for 1 at times a 0-d shape), a symbolic
+    one with axes of size 1 beside it."""
+    if d.value is None or d.value == 0:
+        ones = draw.integer(0, 2)
+        at = draw.integer(0, ones)
+        return (Dim.const(1),) * at + (d,) + (Dim.const(1),) * (ones - at)
+    if d.value == 1 and draw.flag(3):
+        return ()
+    return tuple(Dim.const(k) for k in factors(draw, d.value))
+
+
+def cumsum(draw: Draws, out: TensorType) -> Plan | None:
+    """Along a drawn axis of data of ``out``'s shape, or (axis None, a vector ``out``) of data of any
+    shape with as many elements; the data in ``out``'s dtype or, with ``dtype``, in any (bool
+    included); exclusive at times."""
+    dims = dims_of(out)
+    if not dims or not kind_ok(out.dtype, NUMBER):
+        return None
+    attrs_: dict[str, Any] = {}
+    if len(dims) == 1 and draw.flag(3):
+        source = _with_length(draw, dims[0])
+    else:
+        source = dims
+        attrs_["axis"] = signed_axis(draw, draw.integer(0, len(dims) - 1), len(dims))
+    data = out.dtype
+    if draw.flag(3):
+        data = draw.dtype(None) or out.dtype
+        attrs_["dtype"] = out.dtype
+    if draw.flag():
+        attrs_["exclusive"] = True
+    return Plan((Arg(tensor(data, source)),), attrs_)
 
 
 def ndarray_size(draw: Draws, out: TensorType) -> Plan | None:
@@ -290,14 +338,64 @@ def ndarray_size(draw: Draws, out: TensorType) -> Plan | None:
 
 
 def reshape(draw: Draws, out: TensorType) -> Plan | None:
-    """Symbolic dimensions stay in place (``0`` copies them); the static tail is regrouped."""
+    """The result's dimensions made left to right by Relay's codes from input dimensions drawn
+    for them, each code standing at the next input dimension: 0 copies one (symbolic too), a run
+    of static sizes is written over as many input dimensions with the same product, -3 merges
+    two (a static size's factors, or a symbolic one and 1), -4 splits one into the next two (a
+    symbolic part written -1, at times a static one), -2 copies all the input dimensions left
+    (the result's trailing 1s written after it); one 0 or size may become -1 where the quotient
+    is static or the divisor is (the dimension algebra divides exactly only so)."""
     dims = dims_of(out)
-    keep = max((i + 1 for i, d in enumerate(dims) if d.value is None), default=0)
-    tail = [d.value for d in dims[keep:]]
-    source = list(dims[:keep]) + [Dim.const(k) for k in factors(draw, math.prod(tail))]
-    newshape = [0 if d.value is None or draw.flag(4) else d.value for d in dims[:keep]] + tail
-    if tail and draw.flag():
-        newshape[keep + draw.integer(0, len(tail) - 1)] = -1
+    source: list[Dim] = []
+    newshape: list[int] = []
+    inferable: list[tuple[int, int]] = []  # (position in newshape, result dimension) of the 0s and sizes
+    i = 0
+    while i < len(dims):
+        d = dims[i]
+        pair = dims[i:i + 2]
+        ways = ["copy", "merge", "rest"] + (["sizes"] if d.value is not None else [])
+        ways += ["split"] if len(pair) == 2 and any(e.value is not None for e in pair) else []
+        way = draw.one_of(ways)
+        if way == "rest":
+            j = draw.one_of([j for j in range(i, len(dims) + 1) if all(map(is_one, dims[j:]))])
+            source += dims[i:j]
+            newshape += [-2] + [1] * (len(dims) - j)
+            break
+        if way == "split":
+            written = [-1 if e.value is None else e.value for e in pair]
+            if -1 not in written and draw.flag():
+                written[draw.integer(0, 1)] = -1
+            source.append(pair[0] * pair[1])
+            newshape += [-4, *written]
+            i += 2
+            continue
+        if way == "merge":
+            if d.value is None:
+                source += permutation_of(draw, [d, Dim.const(1)])
+            else:
+                k = draw.one_of([k for k in range(1, d.value + 1) if d.value % k == 0])
+                source += [Dim.const(k), Dim.const(d.value // k)]
+            newshape.append(-3)
+        elif way == "sizes":
+            j = draw.integer(i + 1, next((k for k in range(i, len(dims)) if dims[k].value is None), len(dims)))
+            values = [e.value for e in dims[i:j]]
+            parts = factors(draw, math.prod(values), most=j - i)
+            source += [Dim.const(k) for k in permutation_of(draw, parts + [1] * (j - i - len(parts)))]
+            inferable += [(len(newshape) + k, i + k) for k in range(j - i)]
+            newshape += values
+            i = j
+            continue
+        else:
+            source.append(d)
+            inferable.append((len(newshape), i))
+            newshape.append(0)
+        i += 1
+    else:
+        source += [Dim.const(1)] * draw.integer(0, 1)  # an input dimension no code stands at
+    inferable = [(p, k) for p, k in inferable if dims[k].value is not None
+                 or all(e.value is not None for e in dims[:k] + dims[k + 1:])]
+    if inferable and draw.flag():
+        newshape[draw.one_of(inferable)[0]] = -1
     return Plan((Arg(tensor(out.dtype, source)),), {"newshape": tuple(newshape)})
 
 
@@ -379,18 +477,72 @@ def stack(draw: Draws, out: TensorType) -> Plan | None:
 
 
 def take(draw: Draws, out: TensorType) -> Plan | None:
+    """Mode raise (the default, written at times): indices in range of a static axis (or of the
+    whole static data for axis None); clip and wrap: any integers, into data of any sizes,
+    symbolic too (every size is at least 1, so no axis is empty)."""
     dims = dims_of(out)
-    index_dtype = draw.one_of([t for t in (draw.dtype(INT), INT32) if t is not None])
+    index_dtype = _index_dtype(draw)
+    mode = draw.one_of(("raise", "raise", "clip", "wrap"))
+    attrs_: dict[str, Any] = {"mode": mode} if mode != "raise" or draw.flag() else {}
+
+    def indices(shape: Dims, size: int | None) -> Arg | Indices:
+        index_type = tensor(index_dtype, shape)
+        return Indices(index_type, size) if mode == "raise" else Arg(index_type)
+
+    def size() -> Dim:
+        return Dim.const(draw.integer(1, 4)) if mode == "raise" else draw.dim()
+
     if draw.flag(4):  # axis None: indices into the flattened data
-        data = tuple(Dim.const(draw.integer(1, 3)) for _ in range(draw.integer(0, 2)))
-        size = math.prod(d.value for d in data)
-        return Plan((Arg(tensor(out.dtype, data)), Indices(tensor(index_dtype, dims), size)), {"axis": None})
+        data = tuple(size() for _ in range(draw.integer(0, 2)))
+        count = math.prod(d.value for d in data) if mode == "raise" else None
+        return Plan((Arg(tensor(out.dtype, data)), indices(dims, count)), {"axis": None, **attrs_})
     axis = draw.integer(0, len(dims))
     index_rank = draw.integer(0, len(dims) - axis)
+    taken = size()
+    data = dims[:axis] + (taken,) + dims[axis + index_rank:]
+    attrs_["axis"] = signed_axis(draw, axis, len(data))
+    return Plan((Arg(tensor(out.dtype, data)), indices(dims[axis:axis + index_rank], taken.value)), attrs_)
+
+
+def _index_dtype(draw: Draws) -> BaseType:
+    """An integer dtype of the features', else int32."""
+    return draw.one_of([t for t in (draw.dtype(INT), INT32) if t is not None])
+
+
+def gather(draw: Draws, out: TensorType) -> Plan | None:
+    """Indices of out's shape into data of its rank: along the axis a static size they index,
+    along the others out's dimension or (a static one) a larger one."""
+    dims = dims_of(out)
+    if not dims:
+        return None
+    axis = draw.integer(0, len(dims) - 1)
     size = draw.integer(1, 4)
-    data = dims[:axis] + (Dim.const(size),) + dims[axis + index_rank:]
-    indices = Indices(tensor(index_dtype, dims[axis:axis + index_rank]), size)
-    return Plan((Arg(tensor(out.dtype, data)), indices), {"axis": signed_axis(draw, axis, len(data))})
+    data = [Dim.const(size) if i == axis else d + draw.integer(1, 2) if d.value is not None and draw.flag(3) else d
+            for i, d in enumerate(dims)]
+    indices = Indices(tensor(_index_dtype(draw), dims), size)
+    return Plan((Arg(tensor(out.dtype, data)), indices), {"axis": signed_axis(draw, axis, len(dims))})
+
+
+def split(draw: Draws, out: TensorType) -> Plan | None:
+    """``out`` is one part of data split along an axis where out has a static size: one of 1 to 3
+    equal sections, or the part between points around parts of drawn sizes (none empty)."""
+    dims = dims_of(out)
+    axes = [i for i, d in enumerate(dims) if d.value]
+    if not axes:
+        return None
+    axis = draw.one_of(axes)
+    length = dims[axis].value
+    if draw.flag():
+        count = draw.integer(1, 3)
+        field, size, chosen = draw.integer(0, count - 1), length * count, {"sections": count}
+    else:
+        lengths = [draw.integer(1, 3) for _ in range(draw.integer(0, 2))]
+        field = draw.integer(0, len(lengths))
+        lengths.insert(field, length)
+        points = tuple(sum(lengths[:k]) for k in range(1, len(lengths)))
+        size, chosen = sum(lengths), {"indices": points}
+    data = tensor(out.dtype, dims[:axis] + (Dim.const(size),) + dims[axis + 1:])
+    return Plan((Arg(data),), {**chosen, "axis": signed_axis(draw, axis, len(dims))}, field)
 
 
 def _slice_bounds(draw: Draws, length: int) -> tuple[int, int, int, int]:
@@ -441,26 +593,99 @@ def _slicing(draw: Draws, out: TensorType, bounds: SliceBounds) -> tuple[Dims, d
     return tuple(dims), attrs_
 
 
+def _size_bounds(draw: Draws, length: int) -> tuple[int, int, int, int]:
+    """(size, begin, slice size, 1): a slice of ``length`` elements in size mode; its start written
+    as itself, from the end, or (at 0) before the axis (clamped); its size the length, or where it
+    runs to the end -1 or more than is left."""
+    size = length + draw.integer(0, 2)
+    start = draw.integer(0, size - length)
+    begin = start - size if draw.flag(3) else start
+    if start == 0 and draw.flag(4):
+        begin = -size - draw.integer(1, 2)
+    count = length
+    if start + length == size and draw.flag():
+        count = draw.one_of((-1, length + draw.integer(1, 2)))
+    return size, begin, count, 1
+
+
+def _is_default(key: str, value: int, size: int, step: int, size_mode: bool, begin: int) -> bool:
+    """Whether a slice's ``key`` entry (of begin, end, strides) may be left out: it slices an axis
+    of ``size`` as the missing entry does (begin: from the start, end: to the end, in the step's
+    direction; a stride 1, or any in size mode, which ignores strides)."""
+    if key == "strides":
+        return size_mode or value == 1
+    if key == "begin":
+        return value == 0 or value <= -size if size_mode or step > 0 else value >= size - 1
+    if size_mode:
+        return value < 0 or min(max(begin + size if begin < 0 else begin, 0), size) + value >= size
+    return value >= size if step > 0 else value < -size
+
+
 def strided_slice(draw: Draws, out: TensorType) -> Plan | None:
-    found = _slicing(draw, out, _slice_bounds)
-    if found is None:
+    """Some static axes sliced (``_slicing``) in end mode or, at times, size mode (with strides,
+    which it ignores, drawn now and then); at times an axis of any size sliced whole after them,
+    named in axes where the lists do not reach; trailing entries of the lists left out at times
+    where they are the defaults."""
+    dims = dims_of(out)
+    size_mode = draw.flag(3)
+    found = _slicing(draw, out, _size_bounds if size_mode else _slice_bounds)
+    source, attrs_ = found if found is not None else (dims, {"begin": (), "end": (), "axes": ()})
+    sliced = list(range(len(attrs_["begin"]))) if attrs_["axes"] is None else [a % len(dims) for a in attrs_["axes"]]
+    rest = [a for a in range(len(dims)) if a not in sliced]
+    if rest and (found is None or draw.flag(4)):
+        attrs_["axes"] = tuple(attrs_["axes"] or sliced) + (signed_axis(draw, draw.one_of(rest), len(dims)),)
+    elif found is None:
         return None
-    source, attrs_ = found
+    if size_mode:
+        attrs_["slice_mode"] = "size"
+        if draw.flag(4):
+            attrs_["strides"] = tuple(draw.one_of((1, 2, -1)) for _ in sliced)
+    steps, begin = attrs_.get("strides") or (1,) * len(sliced), attrs_["begin"]
+    for key in ("begin", "end", "strides"):
+        values = list(attrs_.get(key) or ())
+        while values and draw.flag():
+            k = len(values) - 1
+            if not _is_default(key, values[k], source[sliced[k]].value, steps[k], size_mode, begin[k]):
+                break
+            values.pop()
+        if key in attrs_:
+            attrs_[key] = tuple(values)
     return Plan((Arg(tensor(out.dtype, source)),), attrs_)
 
 
+def reverse(draw: Draws, out: TensorType) -> Plan | None:
+    dims = dims_of(out)
+    if not dims:
+        return None
+    return Plan((Arg(out),), {"axis": signed_axis(draw, draw.integer(0, len(dims) - 1), len(dims))})
+
+
 def pad(draw: Draws, out: TensorType) -> Plan | None:
+    """Static axes padded at times (symbolic ones never), leaving at least one element of x:
+    constant padding with a drawn value, edge padding, or reflect padding with each width
+    below the size of x's axis."""
+    mode = draw.one_of(("constant", "edge", "reflect"))
     widths: list[int] = []
     source = []
     for d in dims_of(out):
         before = after = 0
         if d.value is not None and d.value >= 2 and draw.flag():
-            before = draw.integer(0, d.value - 1)
-            after = draw.integer(0, d.value - 1 - before)
+            if mode == "reflect":  # x's size s, the rest (at most 2 * (s - 1)) split in widths below s
+                size = draw.integer((d.value + 4) // 3, d.value)
+                rest = d.value - size
+                before = draw.integer(max(0, rest - size + 1), min(rest, size - 1))
+                after = rest - before
+            else:
+                before = draw.integer(0, d.value - 1)
+                after = draw.integer(0, d.value - 1 - before)
         widths += [before, after]
         source.append(d - before - after)
-    value = draw.one_of(PADDING_VALUES if out.dtype.numpy_kind == FLOAT else PADDING_VALUES[:3])
-    return Plan((Arg(tensor(out.dtype, source)),), {"pad_width": tuple(widths), "pad_value": value})
+    attrs_: dict[str, Any] = {"pad_width": tuple(widths)}
+    if mode == "constant":
+        attrs_["pad_value"] = draw.one_of(PADDING_VALUES if out.dtype.numpy_kind == FLOAT else PADDING_VALUES[:3])
+    else:
+        attrs_["pad_mode"] = mode
+    return Plan((Arg(tensor(out.dtype, source)),), attrs_)
 
 
 def flatten(draw: Draws, out: TensorType) -> Plan | None:
@@ -474,20 +699,42 @@ def flatten(draw: Draws, out: TensorType) -> Plan | None:
     return Plan((Arg(tensor(out.dtype, (dims[0], *tail))),), {})
 
 
+def fill_tensor(draw: Draws) -> Arg | None:
+    """At times Relay's form of a fill value: a scalar tensor of any dtype (converted as cast converts)."""
+    dtype = draw.dtype(None) if draw.flag(3) else None
+    return None if dtype is None else Arg(tensor(dtype, ()))
+
+
 def full(draw: Draws, out: TensorType) -> Plan | None:
+    """A static shape; the fill value a scalar tensor, the attribute fill_value or left out (0)."""
     dims = dims_of(out)
     if any(d.value is None for d in dims):
         return None
-    value = draw.one_of(PADDING_VALUES if out.dtype.numpy_kind == FLOAT else (0.0, 1.0, 3.0))
-    return Plan((), {"shape": tuple(d.value for d in dims), "fill_value": value, "dtype": out.dtype})
+    attrs_: dict[str, Any] = {"shape": tuple(d.value for d in dims), "dtype": out.dtype}
+    fill = fill_tensor(draw)
+    if fill is not None:
+        return Plan((fill,), attrs_)
+    if not draw.flag(4):
+        attrs_["fill_value"] = draw.one_of(PADDING_VALUES if out.dtype.numpy_kind == FLOAT else (0.0, 1.0, 3.0))
+    return Plan((), attrs_)
 
 
 def one_hot(draw: Draws, out: TensorType) -> Plan | None:
+    """The depth axis a static axis of ``out`` (often the last, the default), other on and off
+    values at times."""
     dims = dims_of(out)
     index_dtype = draw.dtype(INT)
-    if not dims or dims[-1].value is None or index_dtype is None:
+    static = [i for i, d in enumerate(dims) if d.value is not None]
+    if not static or index_dtype is None:
         return None
-    return Plan((Arg(tensor(index_dtype, dims[:-1])),), {"depth": dims[-1].value, "dtype": out.dtype})
+    last = len(dims) - 1
+    at = last if last in static and draw.flag() else draw.one_of(static)
+    attrs_: dict[str, Any] = {"depth": dims[at].value, "dtype": out.dtype}
+    if at != last or draw.flag(3):
+        attrs_["axis"] = signed_axis(draw, at, len(dims))
+    if draw.flag(3):
+        attrs_["on_value"], attrs_["off_value"] = _fill(draw, out.dtype), _fill(draw, out.dtype)
+    return Plan((Arg(tensor(index_dtype, dims[:at] + dims[at + 1:])),), attrs_)
 
 
 # linear algebra and neural networks ---------------------------------------------------------
@@ -537,7 +784,35 @@ def _pair(draw: Draws, values: tuple[int, int]) -> int | tuple[int, int]:
     return values[0] if values[0] == values[1] and draw.flag() else values
 
 
+def _groups(draw: Draws, channels: Dim) -> int:
+    """1, or (one time in three) a divisor of the static ``channels``."""
+    if channels.value is None or not draw.flag(3):
+        return 1
+    return draw.one_of([k for k in range(1, channels.value + 1) if channels.value % k == 0])
+
+
+def _grouped_channels(draw: Draws, groups: int) -> Dim:
+    """The channels of one group: any with one group, a static count with several (their weights
+    are sliced by group)."""
+    return draw.dim() if groups == 1 else Dim.const(draw.integer(1, 3))
+
+
+def _conv_forms(draw: Draws, out: TensorType, groups: int) -> tuple[BaseType, BaseType, dict[str, Any]]:
+    """The dtypes of x and w and the attributes groups and out_dtype for a convolution giving
+    ``out``: out's dtype, or (one time in three) others of its kind converted to it by out_dtype
+    (int8 to int32, float16 to float32: an integer's extremes converted to floats would make sums
+    whose rounding depends on their order, which the backends do not share)."""
+    attrs_: dict[str, Any] = {"groups": groups} if groups > 1 else {}
+    if not draw.flag(3):
+        return out.dtype, out.dtype, attrs_
+    kinds = FLOAT if out.dtype.numpy_kind == "f" else INT
+    x_dtype, w_dtype = (draw.dtype(kinds) or out.dtype for _ in range(2))
+    return x_dtype, w_dtype, {**attrs_, "out_dtype": out.dtype}
+
+
 def conv2d(draw: Draws, out: TensorType) -> Plan | None:
+    """Windows that give ``out``'s sizes; with groups (dividing its channels) the input has groups
+    times the weight's input channels."""
     found = _spatial(draw, out, NUMBER)
     if found is None:
         return None
@@ -546,11 +821,45 @@ def conv2d(draw: Draws, out: TensorType) -> Plan | None:
     strides = tuple(draw.integer(1, 2) for _ in sizes)
     dilation = tuple(draw.integer(1, 2) for _ in sizes)
     spatial, padding = zip(*(_window_input(draw, *axis) for axis in zip(sizes, kernel, strides, dilation)))
-    channels = draw.dim()
-    x = tensor(out.dtype, (dims[0], channels, *spatial))
-    w = tensor(out.dtype, (dims[1], channels, *kernel))
-    attrs_ = {"strides": _pair(draw, strides), "padding": _pair(draw, padding), "dilation": _pair(draw, dilation)}
+    groups = _groups(draw, dims[1])
+    channels = _grouped_channels(draw, groups)
+    x_dtype, w_dtype, attrs_ = _conv_forms(draw, out, groups)
+    x = tensor(x_dtype, (dims[0], channels * groups, *spatial))
+    w = tensor(w_dtype, (dims[1], channels, *kernel))
+    attrs_.update(strides=_pair(draw, strides), padding=_pair(draw, padding), dilation=_pair(draw, dilation))
     return Plan((Arg(x), Arg(w)), attrs_)
+
+
+def _transposed_axis(draw: Draws, size: int) -> tuple[int, int, int, int, int, int]:
+    """(input size, kernel, stride, padding, dilation, output_padding) of a transposed convolution
+    with ``size`` (>= 1) outputs along one axis: conv2d of ``size`` with that window gives the
+    input size, and output_padding is the rest of the last stride."""
+    kernel, stride, padding, dilation, inputs = _window_output(draw, size, True)
+    extra = size + 2 * padding - dilation * (kernel - 1) - 1 - (inputs - 1) * stride
+    return inputs, kernel, stride, padding, dilation, extra
+
+
+def _transposed_attrs(draw: Draws, axes: Sequence[tuple[int, ...]]) -> dict[str, Any]:
+    """The attributes of ``_transposed_axis``'s two axes."""
+    _, _, strides, padding, dilation, extra = zip(*axes)
+    return {"strides": _pair(draw, strides), "padding": _pair(draw, padding), "dilation": _pair(draw, dilation),
+            "output_padding": _pair(draw, extra)}
+
+
+def conv2d_transpose(draw: Draws, out: TensorType) -> Plan | None:
+    """x (N, C, h, w) and w (C, O / groups, KH, KW) whose transposed windows give ``out``'s sizes;
+    groups divides O, and C is groups times a static count."""
+    found = _spatial(draw, out, NUMBER)
+    if found is None:
+        return None
+    dims, sizes = found
+    axes = [_transposed_axis(draw, size) for size in sizes]
+    groups = _groups(draw, dims[1])
+    channels = _grouped_channels(draw, groups)
+    x_dtype, w_dtype, attrs_ = _conv_forms(draw, out, groups)
+    x = tensor(x_dtype, (dims[0], channels * groups, *(axis[0] for axis in axes)))
+    w = tensor(w_dtype, (channels * groups, dims[1] // groups, *(axis[1] for axis in axes)))
+    return Plan((Arg(x), Arg(w)), {**attrs_, **_transposed_attrs(draw, axes)})
 
 
 def pool(kinds: str, averaging: bool) -> Rule:
@@ -613,16 +922,20 @@ def _window_output(draw: Draws, size: int, dilated: bool) -> tuple[int, int, int
 
 
 def conv2d_backward_input(draw: Draws, out: TensorType) -> Plan | None:
-    """``out`` is the input's (N, C, H, W): a kernel that fits, and g of the convolution's shape."""
+    """``out`` is the input's (N, C, H, W): a kernel that fits, and g of the convolution's shape;
+    like, or (one time in three) the output_padding that picks ``out``'s sizes."""
     found = _spatial(draw, out, NUMBER)
     if found is None:
         return None
     (n, channels, _, _), sizes = found
-    kernel, strides, padding, dilation, spatial = zip(*(_window_output(draw, size, True) for size in sizes))
+    axes = [_transposed_axis(draw, size) for size in sizes]
     out_channels = draw.dim()
-    g = tensor(out.dtype, (n, out_channels, *spatial))
-    w = tensor(out.dtype, (out_channels, channels, *kernel))
-    attrs_ = {"strides": _pair(draw, strides), "padding": _pair(draw, padding), "dilation": _pair(draw, dilation)}
+    g = tensor(out.dtype, (n, out_channels, *(axis[0] for axis in axes)))
+    w = tensor(out.dtype, (out_channels, channels, *(axis[1] for axis in axes)))
+    attrs_ = _transposed_attrs(draw, axes)
+    if draw.flag(3):  # without like: output_padding picks the size
+        return Plan((Arg(g), Arg(w)), attrs_)
+    del attrs_["output_padding"]
     return Plan((Arg(g), Arg(w), Arg(TensorType(draw.dtype(None), out.shape))), attrs_)
 
 
@@ -767,6 +1080,24 @@ def scatter_add(draw: Draws, out: TensorType) -> Plan | None:
     return Plan((Arg(out), indices, Arg(updates)), attrs_)
 
 
+def gather_backward(draw: Draws, out: TensorType) -> Plan | None:
+    """``out`` is like's shape (like of any dtype); g and the indices of one shape: along a static
+    axis of out any dimension, along the others out's or (where out's is static) a smaller one."""
+    if not kind_ok(out.dtype, NUMBER):
+        return None
+    dims = dims_of(out)
+    static = [i for i, d in enumerate(dims) if d.value]
+    if not static:
+        return None
+    axis = draw.one_of(static)
+    index_dims = tuple(
+        draw.dim() if i == axis else Dim.const(draw.integer(1, d.value - 1)) if (d.value or 0) >= 2 and draw.flag(3) else d
+        for i, d in enumerate(dims))
+    indices = Indices(tensor(_index_dtype(draw), index_dims), dims[axis].value)
+    like = TensorType(draw.dtype(None), out.shape)
+    return Plan((Arg(tensor(out.dtype, index_dims)), indices, Arg(like)), {"axis": signed_axis(draw, axis, len(dims))})
+
+
 # composite operators (relayish/ops/composite.py) --------------------------------------------
 
 
@@ -811,11 +1142,7 @@ def moments(draw: Draws, out: TensorType) -> Plan | None:
     if not kind_ok(out.dtype, FLOAT):
         return None
     source, attrs_ = _reduced_input(draw, out, single_axis=False)
-    axis, rank = attrs_["axis"], len(source)
-    if axis is not None and draw.flag(3):
-        reduced = {a % rank for a in ((axis,) if isinstance(axis, int) else axis)}
-        attrs_["axis"] = axes_attr(draw, [a for a in range(rank) if a not in reduced], rank)
-        attrs_["exclude"] = True
+    _excluding(draw, attrs_, len(source))
     if draw.flag():
         attrs_["unbiased"] = True
     return Plan((Arg(tensor(out.dtype, source)),), attrs_)
@@ -830,6 +1157,9 @@ def _fill(draw: Draws, dtype: BaseType) -> float:
 
 
 def full_like(draw: Draws, out: TensorType) -> Plan | None:
+    fill = fill_tensor(draw)
+    if fill is not None:
+        return Plan((Arg(out), fill))
     return Plan((Arg(out),), {"fill_value": _fill(draw, out.dtype)})
 
 

@@ -25,11 +25,11 @@ from .adjoints import CONV, POOL, transposed
 from .elementwise import FLOAT, NUMBER, check_kinds, define
 from .generation import Hint
 from .nn import (
-    AVG_POOL_ATTRS, CONV_ATTRS, MAX_POOL_ATTRS, Pair, _check_conv_shapes, _in_image, _lowest, _pool_divisor,
-    _window_grid, _windows,
+    AVG_POOL_ATTRS, CONV_ATTRS, MAX_POOL_ATTRS, OUTPUT_PADDING, Pair, _check_conv_shapes, _in_image, _lowest,
+    _pool_divisor, _scatter, _transposed_shape, _unwindows, _window_grid, _windows,
 )  # fmt: skip
 from .record import AttrSpec, Pattern, Raises
-from .shape import SLICE_ATTRS, TAKE_ATTRS, _slice_index, _take_axis
+from .shape import GATHER_ATTRS, SLICE_ATTRS, TAKE_ATTRS, _gathered, _slice_index, _take_axis, value_error
 
 if TYPE_CHECKING:
     from ..expr import Expr
@@ -44,20 +44,6 @@ def _check_gradient(
     """``g`` (named ``what`` in the message) must have the shape of the forward operator's result."""
     if g.shape != tuple(expected):
         raise ValueError(f"{op}: {what} has shape {g.shape}, but the {forward} result has shape {tuple(expected)}")
-
-
-def _unwindows(cols: np.ndarray, shape: tuple[int, ...], strides: Pair, padding: Pair, dilation: Pair) -> np.ndarray:
-    """The adjoint of ``nn._windows``: each entry of the (N, C, OH, OW, KH, KW) ``cols`` added
-    back where its window read it from, in an NCHW tensor of ``shape``; padding is dropped."""
-    n, c, h, w = shape
-    oh, ow, kh, kw = cols.shape[2:]
-    (ph, pw), (sh, sw), (dh, dw) = padding, strides, dilation
-    padded = np.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=cols.dtype)
-    for p, q in np.ndindex(kh, kw):
-        rows = slice(p * dh, p * dh + sh * (oh - 1) + 1, sh)
-        columns = slice(q * dw, q * dw + sw * (ow - 1) + 1, sw)
-        padded[:, :, rows, columns] += cols[:, :, :, :, p, q]
-    return padded[:, :, ph:ph + h, pw:pw + w]
 
 
 def _reshape_like(x: np.ndarray, like: np.ndarray) -> np.ndarray:
@@ -81,12 +67,20 @@ def _check_conv_gradient(
 
 
 def _conv2d_backward_input(
-    g: np.ndarray, w: np.ndarray, like: np.ndarray, strides: Pair, padding: Pair, dilation: Pair
+    g: np.ndarray, w: np.ndarray, like: np.ndarray | None = None, *, strides: Pair, padding: Pair, dilation: Pair,
+    output_padding: Pair,
 ) -> np.ndarray:
-    """Every output gradient times every tap of its kernel, added back at the input it read."""
-    _check_conv_gradient("conv2d_backward_input", g, w, like.shape, w.shape, strides, padding, dilation)
-    cols = np.moveaxis(np.tensordot(g, w, axes=((1,), (0,))), 3, 1)  # (N, C, OH, OW, KH, KW)
-    return _unwindows(cols, like.shape, strides, padding, dilation)
+    """Every output gradient times every tap of its kernel, added back at the input it read; the
+    input's shape is like's, or without like the one output_padding picks (conv2d_transpose's)."""
+    op = "conv2d_backward_input"
+    if like is None:
+        shape = _transposed_shape(op, g.shape, w.shape, strides, padding, dilation, output_padding)
+    elif output_padding != (0, 0):
+        raise ValueError(f"{op}: output_padding {output_padding} is for the form without like (like gives the shape)")
+    else:
+        shape = like.shape
+    _check_conv_gradient(op, g, w, shape, w.shape, strides, padding, dilation)
+    return _scatter(g, w, shape, strides, padding, dilation)
 
 
 def _conv2d_backward_weight(
@@ -165,6 +159,8 @@ def _strided_slice_backward(
     axes: tuple[int, ...] | None,
 ) -> np.ndarray:
     """Zeros of like's shape with g written where the slice reads (a slice reads each place once)."""
+    attrs = {"begin": begin, "end": end, "strides": strides, "axes": axes}
+    rel.check_one_length(attrs, value_error("strided_slice_backward"))
     index = _slice_index("strided_slice_backward", like.ndim, begin, end, strides, axes)
     out = np.zeros(like.shape, dtype=g.dtype)
     _check_gradient("strided_slice_backward", g, out[index].shape, "strided_slice")
@@ -203,6 +199,16 @@ def _scatter_add(data: np.ndarray, indices: np.ndarray, updates: np.ndarray, axi
     return _add_taken(op, data.copy(), indices, updates, axis, "updates")
 
 
+def _gather_backward(g: np.ndarray, indices: np.ndarray, like: np.ndarray, axis: int) -> np.ndarray:
+    """Zeros of like's shape with g added where gather reads, in index order (repeated indices add up)."""
+    op = "gather_backward"
+    check_kinds(op, NUMBER, g)
+    _check_gradient(op, g, indices.shape, "gather")
+    out = np.zeros(like.shape, dtype=g.dtype)
+    np.add.at(out, _gathered(op, like.shape, indices, axis), g)
+    return out
+
+
 def _concatenate_backward(g: np.ndarray, *parts: np.ndarray, axis: int, index: int) -> np.ndarray:
     """The piece of g that concatenating ``parts`` along axis took from part ``index``."""
     op = "concatenate_backward"
@@ -238,9 +244,10 @@ def _pad_backward(g: np.ndarray, x: np.ndarray, pad_width: tuple[int, ...]) -> n
 
 
 def _conv2d_backward_input_gradient(s: Site) -> list[Expr | None]:
-    g_in, w, like = s.args
+    g_in, w = s.args[:2]
     attrs = s.pick(*CONV)
-    return [s.op("conv2d", s.g, w, **attrs), s.op("conv2d_backward_weight", g_in, s.g, w, **attrs), None]
+    return [s.op("conv2d", s.g, w, **attrs), s.op("conv2d_backward_weight", g_in, s.g, w, **attrs)] + \
+        [None] * (len(s.args) - 2)
 
 
 def _conv2d_backward_weight_gradient(s: Site) -> list[Expr | None]:
@@ -289,8 +296,9 @@ OPS = (
         "pad_backward",
         _pad_backward,
         (
-            "gradient of `pad` in x: g without the padding that `pad(x, pad_width)` added, of x's shape in g's dtype; "
-            "pad's pad_value, which does not change the gradient, is not an attribute"
+            "gradient of constant `pad` in x: g without the padding that `pad(x, pad_width)` added, of x's shape in "
+            "g's dtype; pad's pad_value, which does not change the gradient, is not an attribute, nor its pad_mode "
+            "(edge and reflect padding are lowered to take, whose gradient is take_backward)"
         ),
         signature="g, x",
         dtypes="g any; x any",
@@ -324,12 +332,14 @@ OPS = (
         (
             "gradient of `conv2d` in its input: for `y = conv2d(x, w, ...)` with x of like's shape (N, C, H, W), the "
             "gradient of sum(y * g) in x; g is (N, O, OH, OW), w (O, C, KH, KW); each g times each kernel tap is added "
-            "back at the input position the tap read (padding dropped)"
+            "back at the input position the tap read (padding dropped). Without like, x is (N, C, (OH - 1) * stride - "
+            "2 * padding + dilation * (KH - 1) + output_padding + 1, ...) with 0 <= output_padding < stride (which "
+            "must be 0 with like): `conv2d_transpose`, whose lowering it is"
         ),
-        signature="g, w, like",
+        signature="g, w[, like]",
         dtypes="g, w numeric; like any",
-        num_args=3,
-        attrs=CONV_ATTRS,
+        num_args=(2, 3),
+        attrs=CONV_ATTRS + (OUTPUT_PADDING,),
         relation=rel.conv_backward(operand_is_weight=True),
         gradient=_conv2d_backward_input_gradient,
         raises=Raises.ON_WINDOWS,
@@ -414,7 +424,8 @@ OPS = (
         _strided_slice_backward,
         (
             "gradient of `strided_slice`: zeros of like's shape (g's dtype) with g placed where `strided_slice(like, "
-            "begin, end, strides, axes)` reads"
+            "begin, end, strides, axes)` reads; begin, end, strides and axes of one length (strided_slice's other "
+            "forms are lowered to that one before AD)"
         ),
         signature="g, like",
         dtypes="g any; like any",
@@ -464,5 +475,24 @@ OPS = (
         raises=Raises.on_indices(0),
         rule=gen.scatter_add,
         hint=Hint(NUMBER),
+    ),
+    _grad_op(
+        "gather_backward",
+        _gather_backward,
+        (
+            "gradient of `gather` in data: zeros of like's shape (g's dtype) with g added where `gather(like, "
+            "indices, axis)` reads, repeated indices adding up in index order; g has the indices' shape (ValueError), "
+            "the indices follow gather's rules (an index outside 0 .. size-1 is an IndexError). Gradient: "
+            "gather(h, indices, axis) for g"
+        ),
+        signature="g, indices, like",
+        dtypes="g numeric; indices int; like any",
+        num_args=3,
+        attrs=GATHER_ATTRS,
+        relation=rel.gather_backward,
+        gradient=lambda s: [s.op("gather", s.g, s.args[1], axis=s.attrs["axis"]), None, None],
+        raises=Raises.on_indices(2),
+        rule=gen.gather_backward,
+        hint=Hint(NUMBER, 1, 3),
     ),
 )

@@ -122,8 +122,10 @@ ATTR_KINDS: dict[str, Callable[[Any], Any]] = {
     "dtype": _dtype,
     "str": _str,
     "int?": _optional(_int),
+    "float?": _optional(_float),
     "ints?": _optional(_ints),
     "pair?": _optional(_pair),
+    "dtype?": _optional(_dtype),
 }
 
 def _same_value(a: Any, b: Any) -> bool:

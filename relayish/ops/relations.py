@@ -18,11 +18,11 @@ import functools
 import math
 import operator
 import re
-from typing import Any, Callable, Iterable, NoReturn, Sequence
+from typing import Any, Callable, Iterable, NamedTuple, NoReturn, Sequence
 
 from ..dims import Dim, as_dim, dim_text
 from ..errors import RelayTypeError
-from ..types import BaseType, Shape, TensorType, Type
+from ..types import BaseType, Shape, TensorType, TupleType, Type
 
 Relation = Callable[[list[Type], dict[str, Any]], Type]
 Dims = tuple[Dim, ...]
@@ -36,6 +36,9 @@ MAX_RANK = 64  # NumPy's limit on the number of axes
 
 def fail(message: str) -> NoReturn:
     raise RelayTypeError(message)
+
+
+Fail = Callable[[str], NoReturn]  # raises its message: ``fail``, or a ValueError at run time (``shape.value_error``)
 
 
 # arguments ------------------------------------------------------------------------------
@@ -93,18 +96,18 @@ def check_same_dims(t: TensorType, position: int, ref: TensorType, skip: int | N
             fail(f"argument {position} {t.shape} differs from argument 1 {ref.shape} in dimension {i}: {dim_text(d)} vs {dim_text(r)}")
 
 
-def normalize_axis(axis: int, rank: int, where: str | None = None) -> int:
+def normalize_axis(axis: int, rank: int, where: str | None = None, fail: Fail = fail) -> int:
     """``axis`` in 0 .. rank - 1 (negative counts from the end)."""
     if not -rank <= axis < rank:
         fail(f"axis {axis} is out of range for {where or f'a tensor of rank {rank}'}")
     return axis % rank
 
 
-def normalize_axes(axes: Sequence[int], rank: int) -> list[int]:
+def normalize_axes(axes: Sequence[int], rank: int, fail: Fail = fail) -> list[int]:
     """Distinct axes in 0 .. rank - 1, in the order given."""
     result: list[int] = []
     for axis in axes:
-        normal = normalize_axis(axis, rank)
+        normal = normalize_axis(axis, rank, fail=fail)
         if normal in result:
             fail(f"axes {tuple(axes)} name axis {normal} twice")
         result.append(normal)
@@ -219,11 +222,13 @@ def reduced_shape(x: TensorType, axis: int | tuple[int, ...] | None, keepdims: b
 
 
 def reduction(kinds: str, result: BaseType | None = None) -> Relation:
-    """A reduction of a tensor of ``kinds``; its dtype, or ``result``."""
+    """A reduction of a tensor of ``kinds``; its dtype, or ``result``. An operator with an
+    ``exclude`` attribute (argmax, argmin) reduces, when it is set, the axes ``axis`` does not name."""
 
     def relation(args: list[Type], attrs: dict[str, Any]) -> Type:
         (x,) = tensors(args, kinds)
-        return TensorType(result or x.dtype, reduced_shape(x, attrs["axis"], attrs["keepdims"]))
+        axis = excluded_axes(x, attrs["axis"], attrs.get("exclude", False))
+        return TensorType(result or x.dtype, reduced_shape(x, axis, attrs["keepdims"]))
 
     return relation
 
@@ -237,40 +242,126 @@ def ndarray_size(args: list[Type], attrs: dict[str, Any]) -> Type:
     return TensorType(attrs["dtype"], Shape())
 
 
+def cumsum(args: list[Type], attrs: dict[str, Any]) -> Type:
+    """The data's shape (flattened to a vector for axis None) in ``dtype`` (None: the data's),
+    which must be numeric: a bool tensor needs a numeric ``dtype``."""
+    (x,) = tensors(args)
+    dtype = attrs["dtype"] or x.dtype
+    if isinstance(dtype, BaseType) and dtype.numpy_kind not in NUMBER:
+        fail(f"the sums need a numeric dtype, not {dtype} (give a numeric dtype to count the trues of a bool tensor)")
+    dims = dims_of(x, 1)
+    if attrs["axis"] is None:
+        return TensorType(dtype, Shape(product(dims)))
+    normalize_axis(attrs["axis"], len(dims))
+    return TensorType(dtype, x.shape)
+
+
 # shape operators ------------------------------------------------------------------------
 
 
-def reshape(args: list[Type], attrs: dict[str, Any]) -> Type:
-    """0 copies the input's dimension at that position, one -1 is inferred by exact division."""
-    (x,) = tensors(args)
-    dims = dims_of(x, 1)
-    newshape = attrs["newshape"]
-    out: list[Dim | None] = []
-    for position, value in enumerate(newshape):
-        if value == 0:
-            if position >= len(dims):
-                fail(f"newshape[{position}] is 0, which copies input dimension {position}, but the input has rank {len(dims)}")
-            out.append(dims[position])
-        elif value < -1:
-            fail(f"newshape {newshape} has a negative dimension {value}")
+class NewDim(NamedTuple):
+    """One dimension of reshape's result, as newshape makes it from an input of some rank: ``kind``
+    "size" (``size``, written in newshape), "copy" (the product of the input dimensions ``inputs``:
+    one for 0 and -2, two for -3), "split" (one of the two parts -4 splits input dimension
+    ``inputs[0]`` into: ``size``, the other part ``other``, either -1 for the one inferred from the
+    other) or "infer" (-1: the element count over the other dimensions')."""
+
+    kind: str
+    size: int = 0
+    inputs: tuple[int, ...] = ()
+    other: int = 0
+
+
+def resolve_newshape(newshape: Sequence[int], rank: int, fail: Fail) -> list[NewDim]:
+    """newshape read as TVM Relay reads it against an input of ``rank``: each code stands at the
+    input dimension after those the codes before it used (a size, 0, -1 and -4 use one, -3 two,
+    -2 all that are left); checks the codes and the input dimensions they use."""
+    out: list[NewDim] = []
+    used = 0  # input dimensions used so far
+    position = 0
+
+    def use(count: int, what: str) -> tuple[int, ...]:
+        if used + count > rank:
+            fail(f"newshape[{position}] is {newshape[position]}, which {what} input dimension"
+                 f"{'s' * (count > 1)} {' and '.join(map(str, range(used, used + count)))}, but the input has rank {rank}")
+        return tuple(range(used, used + count))
+
+    while position < len(newshape):
+        value = newshape[position]
+        width = 1  # input dimensions this code uses
+        if value > 0:
+            out.append(NewDim("size", value))
+        elif value == 0:
+            out.append(NewDim("copy", inputs=use(1, "copies")))
+        elif value == -1:
+            if any(d.kind == "infer" for d in out):
+                fail(f"newshape {tuple(newshape)} has more than one -1")
+            out.append(NewDim("infer"))
+        elif value == -2:
+            out += [NewDim("copy", inputs=(i,)) for i in range(used, rank)]
+            width = max(rank - used, 0)
+        elif value == -3:
+            out.append(NewDim("copy", inputs=use(2, "merges")))
+            width = 2
+        elif value == -4:
+            parts = tuple(newshape[position + 1:position + 3])
+            if len(parts) < 2 or not all(p == -1 or p > 0 for p in parts) or parts == (-1, -1):
+                fail(f"newshape[{position}] is -4, which must be followed by the two sizes it splits an input "
+                     f"dimension into (one of them may be -1), not {parts}")
+            inputs = use(1, "splits")
+            out += [NewDim("split", parts[0], inputs, parts[1]), NewDim("split", parts[1], inputs, parts[0])]
+            position += 2
         else:
-            out.append(None if value == -1 else Dim.const(value))
-    unknown = sum(d is None for d in out)
-    if unknown > 1:
-        fail(f"newshape {newshape} has more than one -1")
-    total = product(dims)
-    known = product(d for d in out if d is not None)
-    if unknown:
+            fail(f"newshape {tuple(newshape)} has {value}, which is neither a size nor one of the codes 0, -1, -2, "
+                 "-3 and -4")
+        used += width
+        position += 1
+    return out
+
+
+def reshaped(newshape: Sequence[int], dims: Sequence[Dim | int], fail: Fail) -> list[Dim | int]:
+    """The dimensions of reshape's result for input dimensions ``dims`` (Dims, symbolic or not,
+    or ints: the same arithmetic), checked: each -4 splits its input dimension exactly, a -1 is
+    inferred by exact division and the element count is kept."""
+    out: list[Dim | int | None] = []
+    for d in resolve_newshape(newshape, len(dims), fail):
+        if d.kind == "size":
+            out.append(d.size)
+        elif d.kind == "copy":
+            out.append(functools.reduce(operator.mul, (dims[i] for i in d.inputs)))
+        elif d.kind == "split":
+            whole = dims[d.inputs[0]]
+            part = whole // d.other if d.size == -1 else d.size
+            other = whole // d.size if d.other == -1 else d.other
+            if part * other != whole:
+                fail(f"-4 cannot split dimension {d.inputs[0]} ({dim_text(as_dim(whole))}) of {Shape(*dims)} into "
+                     f"({d.size}, {d.other})")
+            out.append(part)
+        else:
+            out.append(None)
+    total = functools.reduce(operator.mul, dims, 1)
+    known = functools.reduce(operator.mul, (d for d in out if d is not None), 1)
+    if any(d is None for d in out):
         if known == 0:
-            fail(f"cannot infer the -1 in newshape {newshape} for {x.shape}: the other dimensions hold 0 elements")
+            fail(f"cannot infer the -1 in newshape {tuple(newshape)} for {Shape(*dims)}: the other dimensions hold 0 "
+                 "elements")
         inferred = total // known
         if inferred * known != total:
-            fail(f"cannot reshape {x.shape} ({dim_text(total)} elements) to {newshape}: "
-                 f"{dim_text(total)} is not a multiple of {dim_text(known)}")
-        out = [inferred if d is None else d for d in out]
-    elif known != total:
-        fail(f"cannot reshape {x.shape} ({dim_text(total)} elements) to {Shape(*out)} ({dim_text(known)} elements)")
-    return TensorType(x.dtype, Shape(*out))
+            total_text, known_text = dim_text(as_dim(total)), dim_text(as_dim(known))
+            fail(f"cannot reshape {Shape(*dims)} ({total_text} elements) to {tuple(newshape)}: "
+                 f"{total_text} is not a multiple of {known_text}")
+        return [inferred if d is None else d for d in out]
+    if known != total:
+        fail(f"cannot reshape {Shape(*dims)} ({dim_text(as_dim(total))} elements) to {Shape(*out)} "
+             f"({dim_text(as_dim(known))} elements)")
+    return out
+
+
+def reshape(args: list[Type], attrs: dict[str, Any]) -> Type:
+    """newshape's sizes and codes (``resolve_newshape``); symbolic dimensions are copied, merged
+    (a product) and split (by exact division)."""
+    (x,) = tensors(args)
+    return TensorType(x.dtype, Shape(*reshaped(attrs["newshape"], dims_of(x, 1), fail)))
 
 
 def flatten(args: list[Type], attrs: dict[str, Any]) -> Type:
@@ -372,9 +463,81 @@ def taken_shape(data: TensorType, data_position: int, indices: TensorType, axis:
     return Shape(*dims[:axis], *dims_of(indices, 2), *dims[axis + 1:])
 
 
+TAKE_MODES = ("raise", "clip", "wrap")
+
+
+def check_take_mode(mode: str, fail: Fail) -> None:
+    """take's mode: raise, clip or wrap (TVM Relay's, whose default is clip)."""
+    if mode not in TAKE_MODES:
+        fail(f"mode must be one of {', '.join(map(repr, TAKE_MODES))}, not {mode!r}")
+
+
 def take(args: list[Type], attrs: dict[str, Any]) -> Type:
     data, indices = tensors(args)
+    check_take_mode(attrs["mode"], fail)
     return TensorType(data.dtype, taken_shape(data, 1, indices, attrs["axis"]))
+
+
+def check_gathered(data: TensorType, data_position: int, indices: TensorType, axis: int) -> None:
+    """``gather``'s rule: integer indices (argument 2) of data's rank, and along every axis but
+    ``axis`` an index dimension at most data's (equal, or both static): TVM's docs ask for equal
+    ones, its kernel reads the leading part of a larger data dimension, as torch.gather does."""
+    check_dtype(indices.dtype, 2, INT)
+    dims, index_dims = dims_of(data, data_position), dims_of(indices, 2)
+    if len(index_dims) != len(dims):
+        fail(f"argument 2 {indices.shape} must have the rank {len(dims)} of argument {data_position} "
+             f"{data.shape}, not {len(index_dims)}")
+    axis = normalize_axis(axis, len(dims))
+    for i, (k, n) in enumerate(zip(index_dims, dims)):
+        if i != axis and k != n and not (k.value is not None and n.value is not None and k.value <= n.value):
+            fail(f"dimension {i} of argument 2 {indices.shape} must be at most argument {data_position}'s "
+                 f"{dim_text(n)} (only along axis {axis} may it be larger), not {dim_text(k)}")
+
+
+def gather(args: list[Type], attrs: dict[str, Any]) -> Type:
+    """data's dtype, the indices' shape."""
+    data, indices = tensors(args)
+    check_gathered(data, 1, indices, attrs["axis"])
+    return TensorType(data.dtype, indices.shape)
+
+
+def split_problem(size: int, sections: int | None, indices: tuple[int, ...] | None) -> str | None:
+    """Why ``split`` cannot cut an axis of ``size`` into ``sections`` equal parts or at the points
+    ``indices``, or None. As in Relay, the sections must divide the size, and the points must
+    rise strictly from above 0 to below the size (no part is empty, none reaches past the end)."""
+    if (sections is None) == (indices is None):
+        return "give exactly one of the attributes sections and indices"
+    if sections is not None:
+        if sections < 1:
+            return f"sections must be >= 1, not {sections}"
+        return None if size % sections == 0 else f"{sections} sections do not divide the size {size}"
+    edges = (0, *indices, size)
+    if any(a >= b for a, b in zip(edges, edges[1:])):
+        return f"the points {indices} must rise strictly from above 0 to below the size {size} (no part empty)"
+    return None
+
+
+def split_edges(size: int, sections: int | None, indices: tuple[int, ...] | None) -> list[int]:
+    """Where each of ``split``'s parts begins, then ``size`` (``split_problem`` found nothing)."""
+    if sections is not None:
+        return [size // sections * k for k in range(sections + 1)]
+    return [0, *indices, size]
+
+
+def split(args: list[Type], attrs: dict[str, Any]) -> Type:
+    """A tuple of the parts of x along ``axis``, whose size must be static."""
+    (x,) = tensors(args)
+    dims = dims_of(x, 1)
+    axis = normalize_axis(attrs["axis"], len(dims))
+    size = dims[axis].value
+    if size is None:
+        fail(f"split dimension {axis} of {x.shape} must have a static size, not {dim_text(dims[axis])}")
+    problem = split_problem(size, attrs["sections"], attrs["indices"])
+    if problem:
+        fail(f"dimension {axis} of {x.shape}: {problem}")
+    edges = split_edges(size, attrs["sections"], attrs["indices"])
+    return TupleType([TensorType(x.dtype, Shape(*dims[:axis], b - a, *dims[axis + 1:]))
+                      for a, b in zip(edges, edges[1:])])
 
 
 def _slice_length(bounds: tuple[int, int, int]) -> int:
@@ -385,51 +548,161 @@ def _slice_length(bounds: tuple[int, int, int]) -> int:
     return max(0, (start - stop - step - 1) // -step)
 
 
-def sliced_shape(x: TensorType, position: int, attrs: dict[str, Any]) -> Shape:
-    """Python slicing (with its clamping) on each sliced axis, which must have a static size."""
-    dims = list(dims_of(x, position))
-    begin, end, strides, axes = (attrs[k] for k in ("begin", "end", "strides", "axes"))
-    strides = (1,) * len(begin) if strides is None else strides
-    axes = tuple(range(len(begin))) if axes is None else axes
-    if not len(begin) == len(end) == len(strides) == len(axes):
-        fail(f"begin, end, strides and axes have lengths {len(begin)}, {len(end)}, {len(strides)} "
-             f"and {len(axes)}; they must be equal")
-    for axis, start, stop, step in zip(normalize_axes(axes, len(dims)), begin, end, strides):
+SLICE_MODES = ("end", "size")
+SliceColumn = tuple[int, "int | None", "int | None", int]  # (axis, begin, end, stride); None: Python's default
+
+
+def slice_columns(begin: Sequence[int], end: Sequence[int], strides: Sequence[int] | None,
+                  axes: Sequence[int] | None, rank: int, fail: Fail) -> list[SliceColumn]:
+    """strided_slice's lists as one column per sliced axis: the axes ``axes`` names (None: the
+    leading ones, as many as the longest list has entries); where a shorter list has no entry,
+    begin and end are None (Python's: from the start, to the end, in the stride's direction) and
+    the stride 1. Checks the axes and that no stride is 0."""
+    strides = () if strides is None else strides
+    longest = max(len(begin), len(end), len(strides))
+    if axes is None:
+        if longest > rank:
+            fail(f"begin, end and strides have up to {longest} entries, more than the {rank} axes of the tensor")
+        axes = tuple(range(longest))
+    elif longest > len(axes):
+        fail(f"begin, end and strides have lengths {len(begin)}, {len(end)} and {len(strides)}: more entries "
+             f"than axes {tuple(axes)} names")
+    columns: list[SliceColumn] = []
+    for k, axis in enumerate(normalize_axes(axes, rank, fail)):
+        step = strides[k] if k < len(strides) else 1
         if step == 0:
             fail(f"the stride of axis {axis} is 0")
+        columns.append((axis, begin[k] if k < len(begin) else None, end[k] if k < len(end) else None, step))
+    return columns
+
+
+def size_bounds(begin: int | None, size: int | None, n: int) -> tuple[int, int]:
+    """(start, stop) of a slice in size mode along an axis of ``n``: from ``begin`` (counted from
+    the end when negative, then clamped into the axis, as Python clamps) ``size`` elements, all
+    the rest for a negative size (or none given)."""
+    start = 0 if begin is None else min(max(begin + n if begin < 0 else begin, 0), n)
+    return start, n if size is None or size < 0 else min(start + size, n)
+
+
+def whole_axis(column: SliceColumn, size_mode: bool) -> bool:
+    """Whether a column slices its axis whole, in order: no begin (or 0), no end (in size mode a
+    negative size), stride 1. Such an axis may have a symbolic size."""
+    _, start, stop, step = column
+    if size_mode:
+        return start in (None, 0) and (stop is None or stop < 0)
+    return start in (None, 0) and stop is None and step == 1
+
+
+def sliced_shape(x: TensorType, position: int, attrs: dict[str, Any], size_mode: bool = False) -> Shape:
+    """Python slicing (with its clamping), or size mode's (strides ignored), on each sliced axis,
+    which must have a static size unless it is sliced whole."""
+    dims = list(dims_of(x, position))
+    strides = None if size_mode else attrs["strides"]
+    for column in slice_columns(attrs["begin"], attrs["end"], strides, attrs["axes"], len(dims), fail):
+        if whole_axis(column, size_mode):
+            continue
+        axis, start, stop, step = column
         size = dims[axis].value
         if size is None:
             fail(f"sliced dimension {axis} of {x.shape} must have a static size, not {dim_text(dims[axis])}")
+        if size_mode:
+            start, stop = size_bounds(start, stop, size)
         dims[axis] = Dim.const(_slice_length(slice(start, stop, step).indices(size)))
     return Shape(*dims)
 
 
+def check_slice_mode(mode: str, fail: Fail) -> None:
+    """strided_slice's slice_mode: end (Python's slices) or size (TVM Relay's)."""
+    if mode not in SLICE_MODES:
+        fail(f"slice_mode must be one of {', '.join(map(repr, SLICE_MODES))}, not {mode!r}")
+
+
 def strided_slice(args: list[Type], attrs: dict[str, Any]) -> Type:
     (x,) = tensors(args)
-    return TensorType(x.dtype, sliced_shape(x, 1, attrs))
+    check_slice_mode(attrs["slice_mode"], fail)
+    return TensorType(x.dtype, sliced_shape(x, 1, attrs, attrs["slice_mode"] == "size"))
+
+
+def reverse(args: list[Type], attrs: dict[str, Any]) -> Type:
+    """x's type; ``axis`` an axis of x (rank >= 1)."""
+    (x,) = tensors(args)
+    normalize_axis(attrs["axis"], len(dims_of(x, 1)))
+    return x
+
+
+PAD_MODES = ("constant", "edge", "reflect")
+
+
+def padded_dims(dims: Sequence[Dim], widths: Sequence[int], mode: str, fail: Fail) -> list[Dim]:
+    """pad's result dimensions for input dimensions ``dims``, checked: 2 * rank widths, none
+    negative; edge padding repeats the end elements of an axis (which must not be empty),
+    reflect mirrors the axis about them without repeating them (each width below its size, as
+    Relay), and both need a static size on each axis they pad; constant padding takes any."""
+    if mode not in PAD_MODES:
+        fail(f"pad_mode must be one of {', '.join(map(repr, PAD_MODES))}, not {mode!r}")
+    if len(widths) != 2 * len(dims):
+        fail(f"pad_width needs {2 * len(dims)} numbers for rank {len(dims)}, not {len(widths)}")
+    if any(w < 0 for w in widths):
+        fail(f"pad_width {tuple(widths)} has a negative number")
+    out = []
+    for i, d in enumerate(dims):
+        before, after = widths[2 * i], widths[2 * i + 1]
+        if mode != "constant" and (before or after):
+            where = f"{mode} padding of dimension {i} of {Shape(*dims)} by ({before}, {after})"
+            if d.value is None:
+                fail(f"{where} needs a static size, not {dim_text(d)}")
+            if mode == "edge" and d.value == 0:
+                fail(f"{where} repeats the end elements of the dimension, which is empty")
+            if mode == "reflect" and max(before, after) >= d.value:
+                fail(f"{where} needs each width below the size {d.value}")
+        out.append(d + before + after)
+    return out
 
 
 def pad(args: list[Type], attrs: dict[str, Any]) -> Type:
     (x,) = tensors(args)
-    dims = dims_of(x, 1)
-    widths = attrs["pad_width"]
-    if len(widths) != 2 * len(dims):
-        fail(f"pad_width needs {2 * len(dims)} numbers for rank {len(dims)}, not {len(widths)}")
-    if any(w < 0 for w in widths):
-        fail(f"pad_width {widths} has a negative number")
-    return TensorType(x.dtype, Shape(*(d + widths[2 * i] + widths[2 * i + 1] for i, d in enumerate(dims))))
+    return TensorType(x.dtype, Shape(*padded_dims(dims_of(x, 1), attrs["pad_width"], attrs["pad_mode"], fail)))
 
 
-def full(args: list[Type], attrs: dict[str, Any]) -> Type:
+def shaped(args: list[Type], attrs: dict[str, Any]) -> Type:
+    """A tensor of the static ``shape`` and ``dtype`` (zeros, ones)."""
     return TensorType(attrs["dtype"], static_shape(attrs["shape"], "shape"))
 
 
+def check_fill(fill_shapes: Sequence[Type], position: int, fill_value: float | None, required: bool,
+               fail: Fail = fail) -> None:
+    """The fill value given once: as argument ``position`` (``fill_shapes`` has its shape), a
+    scalar of rank 0 of any dtype, or as the attribute ``fill_value`` (full, full_like)."""
+    if fill_shapes:
+        if fill_value is not None:
+            fail(f"the fill value is given twice: as argument {position} and as the attribute fill_value "
+                 f"{fill_value}; give one")
+        if not _is_scalar(fill_shapes[0]):
+            fail(f"argument {position} (the fill value) must be a scalar of rank 0, not of shape {fill_shapes[0]}")
+    elif required and fill_value is None:
+        fail(f"needs a fill value: the attribute fill_value or a scalar tensor as argument {position}")
+
+
+def full(args: list[Type], attrs: dict[str, Any]) -> Type:
+    check_fill([t.shape for t in tensors(args)], 1, attrs["fill_value"], required=False)
+    return shaped(args, attrs)
+
+
+def full_like(args: list[Type], attrs: dict[str, Any]) -> Type:
+    x, *fills = tensors(args)
+    check_fill([t.shape for t in fills], 2, attrs["fill_value"], required=True)
+    return x
+
+
 def one_hot(args: list[Type], attrs: dict[str, Any]) -> Type:
+    """indices' dimensions with the depth inserted at ``axis`` (-1: last)."""
     (indices,) = tensors(args, INT)
     depth = attrs["depth"]
     if depth < 0:
         fail(f"depth must be >= 0, not {depth}")
-    return TensorType(attrs["dtype"], Shape(*dims_of(indices, 1), depth))
+    dims = dims_of(indices, 1)
+    at = normalize_axis(attrs["axis"], len(dims) + 1, f"the depth axis of a result of rank {len(dims) + 1}")
+    return TensorType(attrs["dtype"], Shape(*dims[:at], depth, *dims[at:]))
 
 
 # linear algebra and neural networks -----------------------------------------------------
@@ -488,20 +761,87 @@ def windows(
     return out[0], out[1]
 
 
-def conv_shape(x: TensorType, x_position: int, w: TensorType, w_position: int, attrs: dict[str, Any]) -> Shape:
-    """NCHW x with OIHW w gives (N, O, OH, OW)."""
+def conv_shape(x: TensorType, x_position: int, w: TensorType, w_position: int, attrs: dict[str, Any],
+               groups: int = 1) -> Shape:
+    """NCHW x with OIHW w gives (N, O, OH, OW); with groups, w is (O, C / groups, KH, KW)."""
     n, channels, _, _ = ranked_dims(x, x_position, 4, layout="NCHW")
     out_channels, in_channels, kh, kw = ranked_dims(w, w_position, 4, layout="OIHW")
-    if channels != in_channels:
-        fail(f"conv2d expects {dim_text(in_channels)} input channels (weight {w.shape}) "
+    grouped_weight(groups, w, w_position, "output")
+    if channels != in_channels * groups:
+        grouping = f", groups {groups}" if groups != 1 else ""
+        fail(f"conv2d expects {dim_text(in_channels * groups)} input channels (weight {w.shape}{grouping}) "
              f"but the input has {dim_text(channels)} ({x.shape})")
     spatial = windows(x, (kh, kw), attrs["strides"], attrs["padding"], attrs["dilation"], "kernel")
     return Shape(n, out_channels, *spatial)
 
 
+def grouped_weight(groups: int, w: TensorType, position: int, split: str) -> None:
+    """groups >= 1; beyond 1 the weight's channel counts (its dimensions 0 and 1) must be static
+    (the lowering takes each group's channels) and groups must divide dimension 0, its ``split``
+    channels."""
+    if groups < 1:
+        fail(f"groups must be >= 1, not {groups}")
+    if groups == 1:
+        return
+    counts = [d.value for d in w.shape.dims[:2]]
+    if None in counts:
+        fail(f"argument {position} {w.shape} needs static channel counts (dimensions 0 and 1) with groups {groups}")
+    if counts[0] % groups:
+        fail(f"groups {groups} must divide the {counts[0]} {split} channels of argument {position} {w.shape}")
+
+
+def conv_dtype(x: TensorType, w: TensorType, attrs: dict[str, Any]) -> Type:
+    """The result's dtype: out_dtype (numeric; the inputs are converted to it, so theirs may
+    differ), else the common dtype of x and w."""
+    out_dtype = attrs["out_dtype"]
+    if out_dtype is None:
+        return same_dtype([x, w])
+    if out_dtype.numpy_kind not in NUMBER:
+        fail(f"out_dtype must be a numeric type, not {out_dtype}")
+    return out_dtype
+
+
 def conv2d(args: list[Type], attrs: dict[str, Any]) -> Type:
     x, w = tensors(args, NUMBER)
-    return TensorType(same_dtype([x, w]), conv_shape(x, 1, w, 2, attrs))
+    return TensorType(conv_dtype(x, w, attrs), conv_shape(x, 1, w, 2, attrs, attrs["groups"]))
+
+
+def transposed_shape(g: TensorType, g_position: int, w: TensorType, w_position: int, attrs: dict[str, Any]) -> Shape:
+    """The (N, C, H, W) that scattering NCHW g (N, O, OH, OW) through each tap of w (O, C, KH, KW)
+    fills: ``(oh - 1) * s - 2p + d * (k - 1) + output_padding + 1`` along each axis, output_padding
+    (>= 0, below the stride) picking one of the input sizes that conv2d maps to OH. An empty g image
+    has none (conv2d gives no empty image)."""
+    n, channels, _, _ = dims = ranked_dims(g, g_position, 4, layout="NCHW")
+    w_channels, out_channels, kh, kw = ranked_dims(w, w_position, 4)
+    if channels != w_channels:
+        fail(f"argument {g_position} has {dim_text(channels)} channels ({g.shape}), but dimension 0 of argument "
+             f"{w_position} {w.shape} is {dim_text(w_channels)}")
+    strides, padding, dilation, extra = (attrs[k] for k in ("strides", "padding", "dilation", "output_padding"))
+    if any(k.value is not None and k.value < 1 for k in (kh, kw)):
+        fail(f"the kernel {dim_text(kh)} x {dim_text(kw)} must be at least 1 x 1")
+    check_at_least("strides", strides, 1)
+    check_at_least("padding", padding, 0)
+    check_at_least("dilation", dilation, 1)
+    if not all(0 <= o < s for o, s in zip(extra, strides)):
+        fail(f"output_padding {tuple(extra)} must be >= 0 and below the strides {tuple(strides)}")
+    sizes = []
+    for axis, size, k, s, p, d, o in zip((2, 3), dims[2:], (kh, kw), strides, padding, dilation, extra):
+        if size.value == 0:
+            fail(f"argument {g_position} {g.shape} has an empty image (dimension {axis})")
+        out = (size - 1) * s - 2 * p + d * (as_dim(k) - 1) + o + 1
+        if out.value is not None and out.value < 0:
+            fail(f"padding {tuple(padding)} leaves a negative output size {dim_text(out)} in dimension {axis}")
+        sizes.append(out)
+    return Shape(n, out_channels, *sizes)
+
+
+def conv2d_transpose(args: list[Type], attrs: dict[str, Any]) -> Type:
+    """x (N, C, H, W) and w (C, O / groups, KH, KW) give (N, O, ...) of ``transposed_shape``."""
+    x, w = tensors(args, NUMBER)
+    dtype = conv_dtype(x, w, attrs)
+    n, channels, h, width = transposed_shape(x, 1, w, 2, attrs).dims
+    grouped_weight(attrs["groups"], w, 2, "input")
+    return TensorType(dtype, Shape(n, channels * attrs["groups"], h, width))
 
 
 def pooled_shape(x: TensorType, position: int, attrs: dict[str, Any]) -> Shape:
@@ -570,13 +910,19 @@ def reshape_like(args: list[Type], attrs: dict[str, Any]) -> Type:
 def conv_backward(operand_is_weight: bool) -> Relation:
     """g (N, O, OH, OW), conv2d's other operand (argument 2) and like (argument 3), whose shape the
     result has: the input's gradient (N, C, H, W) when argument 2 is the weight (O, C, KH, KW),
-    the weight's when argument 2 is the input."""
+    the weight's when argument 2 is the input. The input's gradient may leave out like: then its
+    shape is ``transposed_shape``'s."""
 
     def relation(args: list[Type], attrs: dict[str, Any]) -> Type:
-        g, operand, like = tensors(args)
+        g, operand, *likes = tensors(args)
         check_dtype(g.dtype, 1, NUMBER)
         check_dtype(operand.dtype, 2, NUMBER)
         dtype = same_dtype([g, operand])
+        if not likes:  # conv2d_backward_input without like: conv2d_transpose's shape
+            return TensorType(dtype, transposed_shape(g, 1, operand, 2, attrs))
+        if operand_is_weight and attrs["output_padding"] != (0, 0):
+            fail(f"output_padding {attrs['output_padding']} is for the form without like (argument 3 gives the shape)")
+        (like,) = likes
         sides = (like, 3, operand, 2) if operand_is_weight else (operand, 2, like, 3)
         check_gradient_shape(g, conv_shape(*sides, attrs), "conv2d")
         return TensorType(dtype, like.shape)
@@ -616,7 +962,7 @@ def concatenate_backward(args: list[Type], attrs: dict[str, Any]) -> Type:
 
 def pad_backward(args: list[Type], attrs: dict[str, Any]) -> Type:
     g, x = tensors(args)
-    padded = shifted(pad, [x], {**attrs, "pad_value": 0.0})
+    padded = shifted(pad, [x], {**attrs, "pad_value": 0.0, "pad_mode": "constant"})
     check_gradient_shape(g, padded.shape, "pad")
     return TensorType(g.dtype, x.shape)
 
@@ -630,8 +976,19 @@ def max_pool2d_gather(args: list[Type], attrs: dict[str, Any]) -> Type:
     return TensorType(h.dtype, pooled_shape(x, 2, attrs))
 
 
+def check_one_length(attrs: dict[str, Any], fail: Fail) -> None:
+    """strided_slice_backward's begin, end, strides and axes have one length (None: begin's): the
+    form strided_slice's lowering writes, which its gradient sees."""
+    begin, end, strides, axes = (attrs[k] for k in ("begin", "end", "strides", "axes"))
+    lengths = [len(begin), len(end), len(begin if strides is None else strides), len(begin if axes is None else axes)]
+    if len(set(lengths)) != 1:
+        fail(f"begin, end, strides and axes have lengths {', '.join(map(str, lengths[:3]))} and {lengths[3]}; "
+             "they must be equal")
+
+
 def strided_slice_backward(args: list[Type], attrs: dict[str, Any]) -> Type:
     g, like = tensors(args)
+    check_one_length(attrs, fail)
     check_gradient_shape(g, sliced_shape(like, 2, attrs), "strided_slice")
     return TensorType(g.dtype, like.shape)
 
@@ -651,6 +1008,16 @@ def scatter_add(args: list[Type], attrs: dict[str, Any]) -> Type:
     same_dtype([data, updates])
     check_gradient_shape(updates, taken_shape(data, 1, indices, attrs["axis"]), "take", position=3)
     return data
+
+
+def gather_backward(args: list[Type], attrs: dict[str, Any]) -> Type:
+    """g (numeric, the indices' shape) and indices that gather from like (argument 3): like's
+    shape in g's dtype."""
+    g, indices, like = tensors(args)
+    check_dtype(g.dtype, 1, NUMBER)
+    check_gathered(like, 3, indices, attrs["axis"])
+    check_gradient_shape(g, indices.shape, "gather")
+    return TensorType(g.dtype, like.shape)
 
 
 # composite operators (relayish/ops/composite.py) ------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ..expr import Call, Constant, Expr, Op
+from ..expr import Call, Constant, Expr, Op, Tuple
 from ..types import TensorType
 
 
@@ -36,6 +36,10 @@ class Site:
     def op(self, name: str, *args: Expr, **attrs_: Any) -> Call:
         """A call of operator ``name``."""
         return Call(Op(name), args, attrs_)
+
+    def tuple(self, *fields: Expr) -> Tuple:
+        """A tuple of ``fields`` (the lowering of an operator with a tuple result, such as ``split``)."""
+        return Tuple(fields)
 
     def const(self, value: float, like: TensorType | None = None) -> Constant:
         """A scalar of ``like``'s dtype (the result's by default)."""

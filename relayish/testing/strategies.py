@@ -481,7 +481,7 @@ class _Generator(Chooser):
         candidates = list(self.op_names)
         while candidates:
             name = candidates.pop(self.integer(0, len(candidates) - 1))
-            plan = self.ops[name].rule(self, ty)
+            plan = self.usable(self.ops[name].rule(self, ty))
             if plan is not None:
                 return self.build_call(name, plan, scope, depth)
         return self.leaf(ty, scope)
@@ -492,7 +492,7 @@ class _Generator(Chooser):
         rule, hint = self.ops[name].rule, self.ops[name].hint
         for _ in range(4):
             ty = self.hinted_type(hint)
-            plan = rule(self, ty) if ty is not None else None
+            plan = self.usable(rule(self, ty)) if ty is not None else None
             if plan is not None:
                 return self.build_call(name, plan, scope, depth), ty
         return self.new_value(scope, depth)
@@ -505,6 +505,10 @@ class _Generator(Chooser):
         for axis in hint.ones:
             dims[axis] = as_dim(1)
         return TensorType(ty.dtype, Shape(*dims))
+
+    def usable(self, plan: Plan | None) -> Plan | None:
+        """``plan``, unless it projects a tuple result (split) where the features rule tuples out."""
+        return None if plan is not None and plan.field is not None and not self.features.tuples else plan
 
     def build_call(self, name: str, plan: Plan, scope: _Scope, depth: int) -> Expr:
         """The call; a guarded integer argument is bound first and then made safe."""
@@ -519,7 +523,7 @@ class _Generator(Chooser):
                 var = self.fresh(arg.type, "d")
                 bindings.append((var, self.expr(arg.type, scope, depth)))
                 args.append(_guarded(arg, var))
-        result: Expr = Call(Op(name), args, plan.attrs)
+        result = planned_call(name, args, plan)
         for var, value in reversed(bindings):
             result = Let(var, value, result)
         return result
@@ -605,6 +609,13 @@ class _Generator(Chooser):
             self.nodes_left = self.features.max_nodes
             functions[g.name] = self.definition(g)
         return Module(functions)
+
+
+def planned_call(name: str, args: Sequence[Expr], plan: Plan) -> Expr:
+    """The call of operator ``name`` that ``plan`` describes, on ``args``: its field ``plan.field``
+    where the operator's result is a tuple (``split``)."""
+    call = Call(Op(name), args, plan.attrs)
+    return call if plan.field is None else Proj(call, plan.field)
 
 
 def _guarded(arg: Arg, var: Var) -> Expr:

@@ -78,3 +78,15 @@ def contains_grad(fn: ir.Function) -> bool:
     from relayish.traverse import post_order
 
     return any(isinstance(node, ir.Grad) for node in post_order(fn))
+
+
+def directional_gradient(first: ir.Module, position: int = 0) -> ir.Module:
+    """``@main(args..., v) = sum(d/d arg_position (first's @main)(args...) * v)``, first's @main
+    kept as ``@f``: the gradient of the new @main holds the second derivatives of ``@f`` in that
+    argument (a Hessian-vector product) and the mixed ones, for ``check_grad``."""
+    params = [ir.Var(p.name_hint, p.type_annotation) for p in first["main"].params]
+    direction = ir.Var("v", params[position].type_annotation)
+    gradient = ir.Proj(ir.Proj(ir.Call(ir.Grad(ir.GlobalVar("f")), params), 1), position)
+    body = ir.Call(ir.Op("sum"), [ir.Call(ir.Op("mul"), [gradient, direction])])
+    scalar = ir.TensorType(direction.type_annotation.dtype, ir.Shape())
+    return ir.Module({"f": first["main"], "main": ir.Function([*params, direction], body, scalar)})

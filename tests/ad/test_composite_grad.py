@@ -20,12 +20,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import relayish
-from relayish.expr import Call, Function, GlobalVar, Grad, Op, Proj, Var
+from relayish.expr import Call, Function, Op, Var
 from relayish.module import Module
 from relayish.ops import get_op
 from relayish.testing import check_grad
 from tests.ops.drawn import draw_call
 from relayish.types import FloatType, Shape, TensorType
+from tests.ad.support import directional_gradient
 
 F64 = FloatType(64)
 RNG = np.random.default_rng(7)
@@ -97,12 +98,7 @@ def test_second_derivatives_match_finite_differences(case: tuple) -> None:
     expanded lowering's gradient, against finite differences of that first gradient."""
     name, args, attrs = case
     first, inputs = loss_module(name, args, attrs)
-    params = [Var(p.name_hint, p.type_annotation) for p in first["main"].params]
-    direction = Var("v", params[0].type_annotation)
-    gradient = Proj(Proj(Call(Grad(GlobalVar("f")), params), 1), 0)
-    body = Call(Op("sum"), [Call(Op("mul"), [gradient, direction])])
-    module = Module({"f": first["main"], "main": Function([*params, direction], body, TensorType(F64, Shape()))})
-    check_grad(module, [*inputs, RNG.uniform(-1, 1, size=args[0].shape)])
+    check_grad(directional_gradient(first), [*inputs, RNG.uniform(-1, 1, size=args[0].shape)])
 
 
 def test_batch_norm_inference_ignores_nothing_and_training_ignores_the_moving_statistics() -> None:

@@ -34,9 +34,11 @@ def @local_loop(%n: {I32}) -> {I32} {{
 
 
 def test_every_operator_has_a_kernel_or_runs_on_the_host_or_is_lowered():
+    """An operator with a kernel may have a lowering too: a partial one, for its other forms
+    (conv2d's groups and out_dtype)."""
     lowered = {name for name, op in all_ops().items() if op.lowering is not None}
     assert kernel_operators("cpu") | HOST_OPS | lowered == set(all_ops())
-    assert not HOST_OPS & kernel_operators("cpu") and not lowered & (kernel_operators("cpu") | HOST_OPS)
+    assert not HOST_OPS & (kernel_operators("cpu") | lowered)
 
 
 def test_a_million_step_recursive_loop_runs_compiled_as_a_loop():

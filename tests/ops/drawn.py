@@ -19,7 +19,7 @@ from relayish.module import Module
 from relayish.ops import get_op
 from relayish.ops.generation import Hint, Plan
 from relayish.testing.choices import Stream
-from relayish.testing.strategies import Features, _Generator
+from relayish.testing.strategies import Features, _Generator, planned_call
 from relayish.types import BaseType, Kind, Shape, TensorType, Type, TypeVar
 
 N = TypeVar("n", Kind.DIM)  # the dimension variable in scope of a symbolic draw
@@ -36,8 +36,9 @@ class DrawnCall:
     symbolic: bool
 
     @property
-    def call(self) -> Call:
-        return Call(Op(self.name), self.params, self.plan.attrs)
+    def call(self) -> Expr:
+        """The call (its field ``plan.field`` for a tuple result)."""
+        return planned_call(self.name, self.params, self.plan)
 
     def module(self, body: Expr | None = None, extra: tuple[Var, ...] = (), ret: Type | None = None) -> Module:
         """``@main(params..., extra...) = body`` (the call by default)."""

@@ -21,27 +21,27 @@ SPEC = {
         "add sub mul div pow maximum minimum equal not_equal less less_equal greater greater_equal "
         "logical_and logical_or where floor_divide floor_mod"
     ),
-    Pattern.REDUCE: "sum mean max min argmax variance std all any logsumexp argmin",
+    Pattern.REDUCE: "sum mean max min argmax variance std all any logsumexp argmin prod",
     Pattern.OPAQUE: (
         "reshape transpose expand_dims squeeze broadcast_to broadcast_to_like sum_to concatenate stack "
-        "take strided_slice pad flatten full one_hot cast_like ndarray_size "
-        "matmul dense conv2d max_pool2d avg_pool2d softmax log_softmax softmax_cross_entropy "
+        "take gather strided_slice reverse pad flatten full one_hot cast_like ndarray_size cumsum "
+        "matmul dense conv2d conv2d_transpose max_pool2d avg_pool2d softmax log_softmax softmax_cross_entropy "
         "reshape_like conv2d_backward_input conv2d_backward_weight max_pool2d_backward max_pool2d_gather avg_pool2d_backward "
-        "strided_slice_backward take_backward scatter_add concatenate_backward pad_backward "
-        "clip leaky_relu bias_add full_like zeros ones arange tile repeat global_avg_pool2d global_max_pool2d "
+        "strided_slice_backward take_backward scatter_add gather_backward concatenate_backward pad_backward "
+        "clip leaky_relu bias_add full_like zeros ones arange tile repeat split global_avg_pool2d global_max_pool2d "
         "layer_norm batch_norm"
     ),
 }
 NOT_DIFFERENTIABLE = set(
     "logical_not equal not_equal less less_equal greater greater_equal logical_and logical_or "
-    "argmax zeros_like ones_like full one_hot ndarray_size "
-    "ceil floor trunc round sign floor_divide all any argmin full_like zeros ones arange".split()
+    "argmax zeros_like ones_like one_hot ndarray_size "
+    "ceil floor trunc round sign floor_divide all any argmin zeros ones arange".split()
 )
 NAMES = [name for names in SPEC.values() for name in names.split()]
 
 
 def test_the_specified_operators_are_registered() -> None:
-    assert len(NAMES) == len(set(NAMES)) == 108
+    assert len(NAMES) == len(set(NAMES)) == 115
     assert sorted(all_ops()) == sorted(NAMES)
 
 
@@ -102,8 +102,11 @@ def test_canonical_attributes_drop_defaults() -> None:
     )
     assert get_op("conv2d").normalize_attrs({"strides": 1, "padding": 0, "dilation": (1, 1)}) == ()
     assert get_op("conv2d").normalize_attrs({"padding": 2}) == (("padding", (2, 2)),)
-    assert get_op("full").normalize_attrs({"shape": [2], "dtype": FloatType(32), "fill_value": 0}) == (
+    assert get_op("full").normalize_attrs({"shape": [2], "dtype": FloatType(32), "fill_value": None}) == (
         ("shape", (2,)),
+    )
+    assert get_op("pad").normalize_attrs({"pad_width": [1, 1], "pad_value": 0, "pad_mode": "constant"}) == (
+        ("pad_width", (1, 1)),
     )
     assert get_op("cast").normalize_attrs({"dtype": "int32"}) == (("dtype", IntType(32)),)
 

@@ -23,7 +23,7 @@ from relayish.ops import all_ops, get_op
 from relayish.ops.generation import Indices
 from relayish.testing.choices import Stream
 from relayish.testing.inputs import example_inputs
-from relayish.testing.strategies import Features, _Generator, coverage, modules, programs
+from relayish.testing.strategies import Features, _Generator, coverage, modules, planned_call, programs
 from relayish.traverse import post_order
 from relayish.types import FloatType, IntType, TensorType, TypeVar
 from runtime.values import check_value
@@ -107,7 +107,7 @@ def test_each_rule_gives_exactly_its_result_type(name, data, symbolic):
     if plan is None:
         return  # this operator cannot make that type: fine, the generator tries another
     params = [Var(f"a{i}", arg.type) for i, arg in enumerate(plan.args)]
-    fn = Function(params, Call(Op(name), params, plan.attrs), target, (n,) if symbolic else ())
+    fn = Function(params, planned_call(name, params, plan), target, (n,) if symbolic else ())
     typed = relayish.infer_types(relayish.Module({"main": fn}))
     assert typed["main"].ret_type == target
     args = list(example_inputs(fn, seed=0))
