@@ -108,7 +108,7 @@ def corpus() -> list[Program]:
     return found + _workload_programs()
 
 
-EXAMPLES = max(settings.default.max_examples // 5, 5)  # per check: every pass has three, on 2 cores
+EXAMPLES = max(settings.default.max_examples // 10, 5)  # per check: every pass has three, on 2 cores
 
 
 def assert_preserved(pass_fn: Callable[[Module], Module], *, in_anf: bool = True) -> None:
