@@ -470,11 +470,11 @@ def lowered(module: Module) -> Module:
 _LOWERING_ROUNDS = 16  # the deepest chain of lowerings calling lowered operators is far shorter
 
 
-def _expanded(module: Module) -> tuple[Module, dict[str, tuple[Function, str]]]:
+def _expanded(module: Module, lower: bool = False) -> tuple[Module, dict[str, tuple[Function, str]]]:
     """The expanded module, and the dual globals made: source name -> (source, dual name).
-    A module with a Grad is differentiated with its lowered operators expanded."""
+    A module with a Grad (or with ``lower``) gets its lowered operators expanded first, once."""
     module = infer(module)
-    if _next_grad(module) is not None:
+    if lower or _next_grad(module) is not None:
         module = lowered(module)
     made: dict[str, tuple[Function, str]] = {}
     while (found := _next_grad(module)) is not None:
@@ -491,8 +491,7 @@ def with_transform(module: Module, name: str, new_name: str, cotangent: bool) ->
     """``module`` with ``@new_name`` = the expanded ``Grad(@name)`` (or its vjp)."""
     if new_name in module:
         raise ValueError(f"the module already has a global @{new_name}")
-    module, made = _expanded(module)
-    module = lowered(module)
+    module, made = _expanded(module, lower=True)  # differentiated below: its lowered operators expanded
     ctx = Context(module, made)
     fn = ctx.expansion(GlobalVar(name), module[name].span, cotangent=cotangent)
     fn = Function(fn.params, fn.body, fn.ret_type, module[name].type_params, span=fn.span)
