@@ -252,9 +252,14 @@ class Runner:
             raise TypeError(f"{fn.__name__}() takes {len(self.types) - len(extra)} arguments "
                             f"({', '.join(fn.param_names)}), given {len(args)}")
         try:
-            # arrays pass as they are, without a call per argument (this runs on every call)
-            return self.call(*[a if type(a) is np.ndarray else to_argument(a, t) for a, t in zip(args, self.types)],
-                             *extra)
+            # This runs on every call: arrays pass as they are, and a call of arrays alone builds
+            # nothing (a comprehension per call cost W5's 18 us gradient about 0.7 us).
+            values = args
+            for a in args:
+                if type(a) is not np.ndarray:
+                    values = [a if type(a) is np.ndarray else to_argument(a, t) for a, t in zip(args, self.types)]
+                    break
+            return self.call(*values, *extra) if extra else self.call(*values)
         except (Misfit, RelayError) as err:
             self.check_arguments(args)  # the backend refused an argument: say which, and how to fix it
             self.reword(err)

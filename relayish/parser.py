@@ -692,9 +692,9 @@ class Parser:
             raise self.error(f"{text} is not an integer, so it cannot have type {suffix}", tok)
         value = _literal_value(("-" if negative else "") + digits, dtype)
         if value is None:
-            info = np.iinfo(dtype.to_numpy())
             shown = _abbreviated("-" * negative + digits)
-            raise self.error(f"{shown} does not fit {dtype}: its range is {info.min} to {info.max}", tok)
+            hint = "" if suffix or is_float else f" (an integer without a suffix is {dtype}; write {shown}i64 for a 64-bit one)"
+            raise self.error(_out_of_range(shown, dtype) + hint, tok)
         return Constant(value, span=start.span)
 
     def tensor_literal(self) -> Iterator[Any]:
@@ -739,8 +739,19 @@ class Parser:
         self.advance()
         value = _literal_value(("-" if negative else "") + tok.text, dtype)
         if value is None:
+            text = ("-" if negative else "") + tok.text
+            if isinstance(dtype, FloatType) or not any(c in text for c in ".eEni"):
+                raise self.error(f"element {_out_of_range(_abbreviated(text), dtype)}", tok)
             raise self.error(f"{_abbreviated(tok.text)} is not a valid {dtype} element", tok)
         return value
+
+
+def _out_of_range(shown: str, dtype: BaseType) -> str:
+    if isinstance(dtype, FloatType):
+        largest = float(np.finfo(dtype.to_numpy()).max)
+        return f"{shown} overflows {dtype}: its largest finite value is {largest!r} (write inf for an infinity)"
+    info = np.iinfo(dtype.to_numpy())
+    return f"{shown} does not fit {dtype}: its range is {info.min} to {info.max}"
 
 
 def _number_body(text: str) -> str:
@@ -769,12 +780,20 @@ def _integer(text: str) -> int | None:
 
 
 def _literal_value(text: str, dtype: BaseType) -> Any:
-    """``text`` as a NumPy scalar of ``dtype``, or None when it is out of range (a float
-    literal rounds to its type: one too large for it is infinite)."""
+    """``text`` as a NumPy scalar of ``dtype``, or None when it is out of range.
+
+    A float literal rounds to its type, but one larger in magnitude than the type's largest
+    finite value overflows, as in Relay (``65505f16``, ``3.5e38f32``): only the shortest
+    decimal form of that largest value itself (what the printer writes, ``3.4028235e+38f32``)
+    is let through. ``inf`` and ``nan`` are written as such."""
     np_dtype = dtype.to_numpy()
     if isinstance(dtype, FloatType):
+        number = float(text)
+        largest = np.finfo(np_dtype).max
+        if text.lstrip("-") not in ("inf", "nan") and abs(number) > float(largest) and abs(number) != float(str(largest)):
+            return None  # compared as Python floats: NumPy would round the literal to the type first
         with np.errstate(over="ignore"):
-            return np_dtype.type(float(text))
+            return np_dtype.type(number)
     value = None if any(c in text for c in ".eEni") else _integer(text)
     info = np.iinfo(np_dtype)
     return np_dtype.type(value) if value is not None and info.min <= value <= info.max else None

@@ -1,8 +1,10 @@
 """Type inference for modules (the Relay paper's Figure 6, extended per docs/design.md).
 
-Each global is checked on its own: annotated globals (every parameter and the result)
-have their declared type from the start, which is what lets recursive and mutually
-recursive globals check; unannotated ones are inferred after the globals they call.
+Annotated globals (every parameter and the result) have their declared type from the
+start; unannotated ones are inferred after the globals they call. Unannotated globals that
+call each other (a recursive global, a mutually recursive group) are inferred together:
+each member's type is one unknown while the group's bodies are checked, as Hindley-Milner
+checks a recursive binding (monomorphic within the group, as Relay is).
 Operator calls are solved by the operator's type relation once its argument types are
 known, re-run until nothing changes (the way Relay solves shapes). Errors carry the span
 of the user's construct; independent errors in several globals are all reported.
@@ -19,6 +21,7 @@ from relayish.expr import (
     Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
     RefRead, RefWrite, Tuple, Var, Zero,
 )  # fmt: skip
+from relayish.graphs import strongly_connected
 from relayish.module import Module
 from relayish.ops.registry import lookup_op
 from relayish.traverse import ExprMutator, bound_vars, post_order, trampoline
@@ -67,6 +70,8 @@ class FunctionChecker:
         return RelayTypeError(message, site.span)
 
     def unify(self, node: Expr, construct: str, expected: Type, actual: Type, parent: Expr | None = None) -> None:
+        if isinstance(self.solver.shallow(actual), ForallType) and isinstance(self.solver.shallow(expected), FuncType):
+            actual = self.solver.instantiate(actual)  # a polymorphic function used at one type: `(b) -> b` as `(T) -> T`
         try:
             self.solver.unify(expected, actual)
         except Mismatch as err:
@@ -88,6 +93,16 @@ class FunctionChecker:
             self.unify(fn, "the definition", expected, ty)
         self.settle()
         return self.solver.resolve(ty)
+
+    def check_group(self, fns: list[Function], unknowns: list[Hole]) -> list[Type]:
+        """Globals that call each other, each with ``unknowns[i]`` as its type meanwhile."""
+        types = []
+        for fn, unknown in zip(fns, unknowns):
+            ty = trampoline(self.infer(fn))
+            self.unify(fn, "the definition (as its recursive calls use it)", unknown, ty)
+            types.append(ty)
+        self.settle()
+        return [self.solver.resolve(ty) for ty in types]
 
     def settle(self) -> None:
         """Run postponed relations and dimension equations until nothing changes."""
@@ -146,7 +161,7 @@ class FunctionChecker:
         if isinstance(e, GlobalVar):
             if e.name not in self.global_types:
                 if e.name in self.module.functions:
-                    raise self.fail(e, f"the type of @{e.name} is not known here: annotate its parameters and result type (recursive calls need them)")
+                    raise self.fail(e, f"the type of @{e.name} is not known: checking it failed (its own error says why)")
                 raise self.fail(e, f"unknown global @{e.name}")
             ty = self.global_types[e.name]
             if not isinstance(ty, ForallType):
@@ -378,10 +393,13 @@ def infer(module: Module) -> Module:
     errors: list[RelayTypeError] = []
     annotated: dict[str, Function] = {}
     callees = {name: _callees(fn) for name, fn in module.functions.items()}
-    for name in _check_order(module, global_types, callees):
-        fn = module.functions[name]
+    for group in _check_groups(module, global_types, callees):
+        name, fn = group[0], module.functions[group[0]]
         try:
-            ty, annotated[name] = _check_global(module, name, fn, global_types, callees[name])
+            if len(group) == 1 and name not in callees[name] or name in global_types:
+                checked = {name: _check_global(module, name, fn, global_types, callees[name])}
+            else:
+                checked = _check_recursive(module, group, global_types)
         except RelayTypeError as err:
             errors.append(err)
             continue
@@ -391,7 +409,8 @@ def infer(module: Module) -> Module:
         except Exception as err:  # a checker bug must still reach the user as a type error
             errors.append(RelayTypeError(f"internal error while checking @{name} ({err!r}); please report it", fn.span))
             continue
-        global_types.setdefault(name, ty)
+        for member, (ty, annotated[member]) in checked.items():
+            global_types.setdefault(member, ty)
     if errors:
         raise _all_of(errors)
     return Module({name: annotated[name] for name in module.functions}, module.op_decls)
@@ -417,14 +436,29 @@ def _check_global(
         return cached[1]
     checker = FunctionChecker(module, global_types)
     ty = checker.check(fn, global_types.get(name))
+    result = _annotated(checker, name, fn, ty)
+    _CACHE[fn] = (key, result)
+    return result
+
+
+def _check_recursive(module: Module, group: list[str], global_types: dict[str, Type]) -> dict[str, tuple[Type, Function]]:
+    """Unannotated globals that call each other (one recursive global, or a cycle), checked
+    together; not cached, as their types depend on each other."""
+    fns = [module.functions[name] for name in group]
+    unknowns = [Hole.fresh() for _ in group]
+    checker = FunctionChecker(module, {**global_types, **dict(zip(group, unknowns))})
+    types = checker.check_group(fns, unknowns)
+    return {name: _annotated(checker, name, fn, ty) for name, fn, ty in zip(group, fns, types)}
+
+
+def _annotated(checker: FunctionChecker, name: str, fn: Function, ty: Type) -> tuple[Type, Function]:
+    """``fn`` with every binding and result annotated from what ``checker`` found."""
     if checker.solver.holes_in(ty):
         raise RelayTypeError(f"cannot infer the type of @{name} ({ty}): annotate its parameters", fn.span)
     types = {k: checker.solver.resolve(t) for k, t in checker.types.items()}
     mutator = _Annotate(types)
     mutator.annotate_vars(fn)
-    result = (ty, mutator.mutate(fn))
-    _CACHE[fn] = (key, result)
-    return result
+    return ty, mutator.mutate(fn)
 
 
 def expr_types(module: Module) -> dict[int, Type]:
@@ -478,26 +512,10 @@ def _callees(fn: Function) -> list[str]:
     return sorted({n.name for n in post_order(fn) if isinstance(n, GlobalVar)})
 
 
-def _check_order(module: Module, global_types: dict[str, Type], callees: dict[str, list[str]]) -> list[str]:
-    """Globals in an order where each unannotated one comes after the globals it calls."""
-    calls = {name: [n for n in names if n != name] for name, names in callees.items()}
-    order: list[str] = []
-    state: dict[str, int] = {}  # 1 visiting, 2 done
-    for root in module.functions:
-        stack = [(root, iter(calls[root]))]
-        state.setdefault(root, 1)
-        if state[root] == 2:
-            continue
-        while stack:
-            name, callees = stack[-1]
-            child = next(callees, None)
-            if child is None:
-                stack.pop()
-                state[name] = 2
-                order.append(name)
-            elif child in module.functions and child not in global_types and state.get(child) is None:
-                state[child] = 1
-                stack.append((child, iter(calls[child])))
-    return order
-
-
+def _check_groups(module: Module, global_types: dict[str, Type], callees: dict[str, list[str]]) -> list[list[str]]:
+    """The globals in groups to check one after another: each unannotated global after the
+    unannotated globals it calls, and those that call each other (strongly connected through
+    calls of unannotated globals) in one group."""
+    calls = {name: [n for n in names if n in module.functions and n not in global_types] for name, names in callees.items()}
+    position = {name: k for k, name in enumerate(module.functions)}
+    return [sorted(group, key=position.__getitem__) for group in strongly_connected(module.functions, calls.__getitem__)]

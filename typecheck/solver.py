@@ -163,7 +163,9 @@ class Solver:
         if not isinstance(ty, ForallType):
             return ty
         mapping = {tv: Hole.fresh(tv.kind) for tv in ty.params}
-        return substitute(ty.body, mapping)
+        # resolved first: a function literal's result may still be a hole that stands for a
+        # type in its own variables (``fn [n: Dim](%x: Tensor(.., Shape(n))) { %x + %x }``)
+        return substitute(self.resolve(ty.body), mapping)
 
 
 def substitute(ty: Type, mapping: dict[TypeVar, Any]) -> Type:

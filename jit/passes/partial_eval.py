@@ -50,6 +50,7 @@ from relayish.expr import (
     Var, Zero,
 )  # fmt: skip
 from relayish.errors import RelayRuntimeError
+from relayish.graphs import strongly_connected
 from relayish.module import Module
 from relayish.ops.registry import lookup_op
 from relayish.traverse import free_vars, post_order, trampoline
@@ -158,47 +159,11 @@ class Scope:
 
 
 def recursive_globals(module: Module) -> set[str]:
-    """Globals on a cycle of the call graph (Tarjan's algorithm, iteratively)."""
-    calls = {name: {n.name for n in post_order(fn) if isinstance(n, GlobalVar) and n.name in module}
+    """Globals on a cycle of the call graph."""
+    calls = {name: sorted({n.name for n in post_order(fn) if isinstance(n, GlobalVar) and n.name in module})
              for name, fn in module.functions.items()}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: set[str] = set()
-    for root in calls:
-        if root in index:
-            continue
-        work = [(root, iter(sorted(calls[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, edges = work[-1]
-            child = next(edges, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = len(index)
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(calls[child]))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1 or node in calls[node]:
-                    found.update(component)
-    return found
+    return {member for component in strongly_connected(calls, calls.__getitem__)
+            if len(component) > 1 or component[0] in calls[component[0]] for member in component}
 
 
 class Specializer:

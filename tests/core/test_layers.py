@@ -27,6 +27,8 @@ from typing import Iterable, NamedTuple
 
 import pytest
 
+from relayish.graphs import strongly_connected
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("relayish", "typecheck", "ad", "runtime", "interp", "jit", "frontend")
 FIRST_PARTY = (*PACKAGES, "bench", "tests")
@@ -193,45 +195,9 @@ def import_cycles(imports: list[Import]) -> list[Cycle]:
 
 
 def _components(edges: dict[str, dict[str, Import]]) -> list[set[str]]:
-    """Tarjan's strongly connected components with more than one module (iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found = []
-    for root in sorted(edges):
-        if root in index:
-            continue
-        work = [(root, iter(sorted(edges.get(root, {}))))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, successors = work[-1]
-            for succ in successors:
-                if succ not in index:
-                    index[succ] = low[succ] = len(index)
-                    stack.append(succ)
-                    on_stack.add(succ)
-                    work.append((succ, iter(sorted(edges.get(succ, {})))))
-                    break
-                if succ in on_stack:
-                    low[node] = min(low[node], index[succ])
-            else:
-                work.pop()
-                if work:
-                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
-                if low[node] == index[node]:
-                    component = set()
-                    while True:
-                        member = stack.pop()
-                        on_stack.discard(member)
-                        component.add(member)
-                        if member == node:
-                            break
-                    if len(component) > 1:
-                        found.append(component)
-    return found
+    """Strongly connected components with more than one module."""
+    successors = lambda module: sorted(edges.get(module, {}))  # noqa: E731
+    return [set(c) for c in strongly_connected(sorted(edges), successors) if len(c) > 1]
 
 
 def _shortest_cycle(start: str, edges: dict[str, dict[str, Import]], component: set[str]) -> list[Import]:

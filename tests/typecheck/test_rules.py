@@ -103,8 +103,7 @@ ILL_TYPED = [
     ("ref read", "def @f() {\n  !1.0\n}", 2, 3, f"the operand of !: expected RefType(_), found {F} (RefType(_) vs {F})"),
     ("ascription", "def @f() {\n  (Tensor(FloatType(64), Shape())) 1.0\n}", 2, 3,
      f"the ascription: expected Tensor(FloatType(64), Shape()), found {F} (FloatType(64) vs FloatType(32))"),
-    ("recursion without annotations", "def @f(%n) {\n  @f(%n)\n}", 2, 3,
-     "the type of @f is not known here: annotate its parameters and result type (recursive calls need them)"),
+    ("recursion that decides nothing", "def @f(%n) {\n  @f(%n)\n}", 1, 1, "cannot infer the type of @f ((_) -> __1): annotate its parameters"),
     ("uninferable parameter", "def @f(%x) {\n  %x\n}", 1, 1, "cannot infer the type of @f ((_) -> _): annotate its parameters"),
 ]
 
