@@ -841,21 +841,47 @@ class Translator:
         partner = None
         if hint is None:  # no dtype known here: a literal follows a tensor argument's dtype at run time
             partner = next((v for i, v in enumerate(values) if not isinstance(v, _Weak) and not (name == "where" and i == 0)), None)
+        bindings: list[tuple[Var, Expr]] = []
+        if partner is not None and any(isinstance(v, _Weak) for v in values):
+            # the partner appears twice (as itself and in cast_like): an expression is bound
+            # first, and so is every argument before it, to keep their order of evaluation
+            at = next(k for k, v in enumerate(values) if v is partner)
+            values = [self.bound(v, bindings) if not isinstance(v, _Weak) and k <= at else v for k, v in enumerate(values)]
+            partner = values[at]
         args = [self.follow(v, partner) if partner is not None and isinstance(v, _Weak) and (name != "where" or i > 0)
                 else self.strict(v, hint if not (name == "where" and i == 0) else BoolType()) for i, v in enumerate(values)]
         try:
             call = Call(Op(name, span=self.span(node)), args, attrs, span=self.span(node))
         except RelayError as err:
             raise self.error(node, f"relay.{name}: {err.message}") from None
+        result_hint = self.result_hint(name, call, args)
+        for var, value in reversed(bindings):
+            call = Let(var, value, call, span=self.span(node))
+        return self.set_hint(call, result_hint)
+
+    def bound(self, value: Expr, bindings: list[tuple[Var, Expr]]) -> Expr:
+        """``value`` itself when it is a variable or a constant, else a new variable bound to it."""
+        if isinstance(value, (Var, Constant)):
+            return value
+        var = self.set_hint(Var("arg", span=value.span), self.hint(value))
+        bindings.append((var, value))
+        return var
+
+    def result_hint(self, name: str, call: Call, args: list[Expr]) -> Any:
+        """The dtype of an operator call's result, as far as the translator can tell."""
         if name in BOOL_RESULT:
             result_hint: Any = BoolType()
         elif name == "argmax":
             result_hint = _INT32
         elif "dtype" in call.attr_dict:
             result_hint = call.attr_dict["dtype"]
+        elif name == "split":  # a tuple of parts of its argument's dtype
+            sections = call.attr_dict.get("sections")
+            parts = sections if sections is not None else len(call.attr_dict.get("indices") or ()) + 1
+            result_hint = (self.hint(args[0]),) * parts
         else:
             result_hint = self.hint(args[0]) if args else None
-        return self.set_hint(call, result_hint)
+        return result_hint
 
     def attr_value(self, node: ast.expr, env: Env) -> Any:
         """An attribute is a Python constant: a literal, a tuple or list of them, a dtype, or a
