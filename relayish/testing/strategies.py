@@ -595,8 +595,9 @@ class _Generator(Chooser):
         if g.recursive:
             counter, state = params
             body = self.recursion_body(GlobalVar(g.name), counter, state, g.ret, _Scope(dims=g.dims), depth - 1)
-        else:
-            body = self.expr(g.ret, scope, depth)
+            # half of them without a result type: the checker infers a recursive global's own
+            return Function(params, body, None if self.flag(2) else g.ret, g.dims)
+        body = self.expr(g.ret, scope, depth)
         return Function(params, body, g.ret, g.dims)
 
     def module(self) -> Module:
