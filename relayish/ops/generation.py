@@ -827,6 +827,9 @@ def conv2d(draw: Draws, out: TensorType) -> Plan | None:
     x = tensor(x_dtype, (dims[0], channels * groups, *spatial))
     w = tensor(w_dtype, (dims[1], channels, *kernel))
     attrs_.update(strides=_pair(draw, strides), padding=_pair(draw, padding), dilation=_pair(draw, dilation))
+    if draw.flag(4):  # Relay's (top, left, bottom, right): the same total padding, split unevenly
+        top, left = (draw.integer(0, 2 * p) for p in padding)
+        attrs_["padding"] = (top, left, 2 * padding[0] - top, 2 * padding[1] - left)
     return Plan((Arg(x), Arg(w)), attrs_)
 
 

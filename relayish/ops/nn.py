@@ -163,6 +163,11 @@ def _conv2d(x: np.ndarray, w: np.ndarray, strides: Pair, padding: Pair, dilation
     channel group g."""
     x, w = _conv_inputs("conv2d", x, w, out_dtype)
     _check_conv_shapes("conv2d", x.shape, w.shape, groups)
+    if len(padding) == 4:  # (top, left, bottom, right): zeros added here, none by the windows
+        if min(padding) < 0:
+            raise ValueError(f"padding {padding} must be >= 0")
+        top, left, bottom, right = padding
+        x, padding = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right))), (0, 0)
     windows = _windows(x, w.shape[2:], strides, padding, dilation, 0)
     c, o = w.shape[1], w.shape[0] // groups
     parts = [np.tensordot(windows[:, g * c:(g + 1) * c], w[g * o:(g + 1) * o], axes=((1, 4, 5), (1, 2, 3)))
@@ -253,6 +258,8 @@ OUTPUT_PADDING = AttrSpec("output_padding", "pair", (0, 0))
 MAX_POOL_ATTRS = (AttrSpec("pool_size", "pair"), _STRIDES, _PADDING)
 AVG_POOL_ATTRS = MAX_POOL_ATTRS + (AttrSpec("count_include_pad", "bool", True),)
 _CONV_FORMS = (AttrSpec("groups", "int", 1), AttrSpec("out_dtype", "dtype?", None))  # lowered (_lowered_conv)
+# conv2d's padding may also be Relay's four numbers (lowered to a pad: _lowered_conv)
+CONV2D_ATTRS = (CONV_ATTRS[0], AttrSpec("padding", "padding", (0, 0)), CONV_ATTRS[2]) + _CONV_FORMS
 
 
 
@@ -328,13 +335,18 @@ def _depthwise(s: Site) -> Expr | None:
 
 def _lowered_conv(group_sizes: Callable[[tuple[Any, ...], int], Pair], plain: Callable[[Site], Expr | None],
                   grouped: Callable[[Site], Expr | None] = lambda s: None) -> Callable[[Site], Expr | None]:
-    """The lowering of conv2d or conv2d_transpose: with out_dtype, the call of its inputs cast to
-    out_dtype (the dtype Relay multiplies and adds in); with groups, ``grouped`` where it gives a
-    form, else one call per group of the group's input channels and weights (``group_sizes(weight
-    dims, groups)``: how many of each), joined along the channels; the plain form is ``plain``
-    (None: kept as written)."""
+    """The lowering of conv2d or conv2d_transpose: with four-number padding (conv2d), the call on
+    the input padded by ``pad``; with out_dtype, the call of its inputs cast to out_dtype (the
+    dtype Relay multiplies and adds in); with groups, ``grouped`` where it gives a form, else one
+    call per group of the group's input channels and weights (``group_sizes(weight dims,
+    groups)``: how many of each), joined along the channels; the plain form is ``plain`` (None:
+    kept as written)."""
 
     def lowering(s: Site) -> Expr | None:
+        if len(s.attrs["padding"]) == 4:
+            top, left, bottom, right = s.attrs["padding"]
+            x = s.op("pad", s.args[0], pad_width=(0, 0, 0, 0, top, bottom, left, right))
+            return s.op(s.name, x, s.args[1], **{**s.attrs, "padding": (0, 0)})
         out_dtype, groups = s.attrs["out_dtype"], s.attrs["groups"]
         attrs = {k: v for k, v in s.attrs.items() if k not in ("groups", "out_dtype")}
         if out_dtype is not None:
@@ -408,12 +420,13 @@ OPS = (
             "w's channel counts must be static; depthwise: groups = C); out_dtype (default: the inputs' dtype, then "
             "one) converts "
             "both inputs as `cast` converts and is the result's dtype, so the products add up in it (int8 inputs, "
-            "int32 sums). Relay's four-number padding is not supported"
+            "int32 sums); padding is (height, width) on both sides, or Relay's four numbers (top, left, bottom, "
+            "right)"
         ),
         signature="x, w",
         dtypes="numeric (one dtype without out_dtype) → out_dtype",
         num_args=2,
-        attrs=CONV_ATTRS + _CONV_FORMS,
+        attrs=CONV2D_ATTRS,
         kinds=NUMBER,
         relation=rel.conv2d,
         gradient=_conv2d_gradient,

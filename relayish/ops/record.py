@@ -90,6 +90,18 @@ def _pair(value: Any) -> tuple[int, int]:
     return (v, v)
 
 
+def _padding(value: Any) -> tuple[int, ...]:
+    """Relay's convolution padding: n, (height, width), or (top, left, bottom, right); four
+    numbers that pad both sides alike are written as their pair, so each padding has one form."""
+    if isinstance(value, (tuple, list)) and len(value) == 4:
+        top, left, bottom, right = _ints(value)
+        return (top, left) if (top, left) == (bottom, right) else (top, left, bottom, right)
+    try:
+        return _pair(value)
+    except ValueError:
+        raise ValueError("an integer, a pair (height, width) or four integers (top, left, bottom, right)") from None
+
+
 def _dtype(value: Any) -> BaseType:
     if isinstance(value, BaseType):
         return value
@@ -119,6 +131,7 @@ ATTR_KINDS: dict[str, Callable[[Any], Any]] = {
     "ints": _ints,
     "axes": _axes,  # an int, a tuple of ints, or None (all axes)
     "pair": _pair,  # an int n means (n, n)
+    "padding": _padding,  # a pair, or Relay's (top, left, bottom, right) where the sides differ
     "dtype": _dtype,
     "str": _str,
     "int?": _optional(_int),

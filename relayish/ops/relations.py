@@ -747,13 +747,15 @@ def windows(
     x: TensorType, kernel: Sequence[Dim | int], strides: Sequence[int], padding: Sequence[int],
     dilation: Sequence[int], word: str,
 ) -> tuple[Dim, Dim]:
-    """Output height and width of sliding a ``kernel`` window over NCHW ``x``."""
+    """Output height and width of sliding a ``kernel`` window over NCHW ``x``; ``padding`` is
+    (height, width), or (top, left, bottom, right)."""
     check_at_least("strides", strides, 1)
     check_at_least("padding", padding, 0)
     check_at_least("dilation", dilation, 1)
+    sides = padding if len(padding) == 4 else (*padding, *padding)
     out = []
-    for axis, size, k, s, p, d in zip((2, 3), x.shape.dims[2:], kernel, strides, padding, dilation):
-        padded = size + 2 * p
+    for axis, size, k, s, before, after, d in zip((2, 3), x.shape.dims[2:], kernel, strides, sides[:2], sides[2:], dilation):
+        padded = size + before + after
         span = d * (as_dim(k) - 1) + 1
         if padded.value is not None and span.value is not None and span.value > padded.value:
             fail(f"{word} {dim_text(span)} is larger than the padded input {dim_text(padded)} in dimension {axis}")

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 import ad
 import relayish
-from relayish.errors import RelayRuntimeError, RelayTypeError
+from relayish.errors import AttributeSchemaError, RelayRuntimeError, RelayTypeError
 from relayish.expr import Call, Function, GlobalVar, Grad, Op, Var
 from relayish.module import Module
 from relayish.ops import get_op
@@ -38,7 +38,7 @@ from tests.jit.test_nn_kernels import PRODUCT_RTOL, SETTINGS, check, laid_out, s
 from tests.ops.drawn import draw_call
 from typecheck import infer
 
-from .helpers import assert_close, out_size
+from .helpers import assert_close
 from tests.ad.support import directional_gradient
 
 F32, F64, I8, I32, U8 = FloatType(32), FloatType(64), IntType(8), IntType(32), UIntType(8)
@@ -51,17 +51,20 @@ RNG = np.random.default_rng(21)
 
 def grouped_conv_loops(x: np.ndarray, w: np.ndarray, strides: Any, padding: Any, dilation: Any, groups: int
                        ) -> np.ndarray:
-    """Every output element by its definition: the taps of its window over its group's channels."""
+    """Every output element by its definition: the taps of its window over its group's channels;
+    ``padding`` is (height, width) or (top, left, bottom, right)."""
     batch, _, height, width = x.shape
     out_channels, group_channels, kh, kw = w.shape
     per_group = out_channels // groups
-    oh, ow = (out_size(*axis) for axis in zip((height, width), (kh, kw), strides, padding, dilation))
+    sides = tuple(padding) if len(padding) == 4 else (*padding, *padding)
+    oh, ow = ((size + before + after - d * (k - 1) - 1) // s + 1
+              for size, k, s, before, after, d in zip((height, width), (kh, kw), strides, sides[:2], sides[2:], dilation))
     out = np.zeros((batch, out_channels, oh, ow), np.float64 if x.dtype.kind == "f" else np.int64)
     for b, f, i, j in np.ndindex(batch, out_channels, oh, ow):
         first = f // per_group * group_channels
         for c, p, q in np.ndindex(group_channels, kh, kw):
-            row = i * strides[0] + p * dilation[0] - padding[0]
-            col = j * strides[1] + q * dilation[1] - padding[1]
+            row = i * strides[0] + p * dilation[0] - sides[0]
+            col = j * strides[1] + q * dilation[1] - sides[1]
             if 0 <= row < height and 0 <= col < width:
                 out[b, f, i, j] += x[b, first + c, row, col] * w[f, c, p, q]
     return out
@@ -109,7 +112,11 @@ def grouped_cases(draw: Any) -> tuple[tuple[int, ...], tuple[int, ...], dict[str
         smallest = max(1, dil * (k - 1) + 1 - 2 * pad)
         sizes.append(draw(st.integers(smallest, smallest + 3)))
     (kh, sh, ph, dh), (kw, sw, pw, dw) = axes
-    attrs = {"strides": (sh, sw), "padding": (ph, pw), "dilation": (dh, dw), "groups": groups}
+    padding: tuple[int, ...] = (ph, pw)
+    if draw(st.booleans()):  # Relay's (top, left, bottom, right), the same total on each axis
+        top, left = draw(st.integers(0, 2 * ph)), draw(st.integers(0, 2 * pw))
+        padding = (top, left, 2 * ph - top, 2 * pw - left)
+    attrs = {"strides": (sh, sw), "padding": padding, "dilation": (dh, dw), "groups": groups}
     return (batch, groups * per_in, *sizes), (groups * per_out, per_in, kh, kw), attrs
 
 
@@ -241,6 +248,8 @@ TYPED = [
     ("conv2d", (T(F32, n, 4, h, 5), T(F32, 8, 1, 3, 3)), {"groups": 4, "padding": 1}, T(F32, n, 8, h, 5)),
     ("conv2d", (T(I8, n, 4, 5, 5), T(U8, 4, 1, 3, 3)), {"groups": 4, "out_dtype": I32}, T(I32, n, 4, 3, 3)),
     ("conv2d", (T(F32, 1, 2, 3, 3), T(F32, 2, 2, 1, 1)), {"out_dtype": "float64"}, T(F64, 1, 2, 3, 3)),
+    ("conv2d", (T(F32, n, 3, h, 5), T(F32, 4, 3, 3, 3)), {"padding": (1, 0, 2, 1)}, T(F32, n, 4, h + 1, 4)),
+    ("conv2d", (T(F32, n, 3, h, 5), T(F32, 4, 3, 3, 3)), {"padding": (1, 0, 1, 0)}, T(F32, n, 4, h, 3)),
     ("conv2d_transpose", (T(F32, n, 4, 5, 6), T(F32, 4, 3, 3, 3)), {}, T(F32, n, 3, 7, 8)),
     ("conv2d_transpose", (T(F32, n, 4, h, 5), T(F32, 4, 3, 3, 3)),
      {"strides": 2, "padding": 1, "output_padding": (1, 0), "groups": 2}, T(F32, n, 6, 2 * h, 9)),
@@ -266,6 +275,9 @@ ILL_TYPED = [
     ("conv2d", (T(F32, 1, 4, 8, 8), T(F32, n, 2, 3, 3)), {"groups": 2},
      "argument 2 Shape(n, 2, 3, 3) needs static channel counts (dimensions 0 and 1) with groups 2"),
     ("conv2d", (T(F32, 1, 4, 8, 8), T(F32, 4, 4, 3, 3)), {"groups": 0}, "groups must be >= 1, not 0"),
+    ("conv2d", (T(F32, 1, 4, 8, 8), T(F32, 4, 4, 3, 3)), {"padding": (0, 1, -1, 0)}, "padding (0, 1, -1, 0) must be >= 0"),
+    ("conv2d", (T(F32, 1, 4, 2, 8), T(F32, 4, 4, 3, 3)), {"padding": (0, 0, 0, 1)},
+     "kernel 3 is larger than the padded input 2 in dimension 2"),
     ("conv2d", (T(F32, 1, 4, 8, 8), T(F64, 4, 4, 3, 3)), {}, "dtypes differ: FloatType(32) vs FloatType(64)"),
     ("conv2d", (T(F32, 1, 4, 8, 8), T(F32, 4, 4, 3, 3)), {"out_dtype": "bool"},
      "out_dtype must be a numeric type, not BoolType"),
@@ -360,6 +372,26 @@ def calls(module: Module) -> list[Call]:
     return [e for e in post_order(module["main"]) if isinstance(e, Call) and isinstance(e.callee, Op)]
 
 
+def test_relays_four_number_padding_is_canonical_and_checked() -> None:
+    """Four numbers that pad both sides alike are their pair (one printed form); others stay four."""
+    conv = get_op("conv2d")
+    assert dict(conv.normalize_attrs({"padding": (1, 2, 1, 2)}))["padding"] == (1, 2)
+    assert dict(conv.normalize_attrs({"padding": (1, 2, 3, 0)}))["padding"] == (1, 2, 3, 0)
+    assert dict(conv.normalize_attrs({"padding": 3}))["padding"] == (3, 3)
+    with pytest.raises(AttributeSchemaError, match=r"attribute 'padding' of operator conv2d must be an integer, a pair "
+                                                   r"\(height, width\) or four integers \(top, left, bottom, right\), "
+                                                   r"not \(1, 2, 3\)"):
+        conv.normalize_attrs({"padding": (1, 2, 3)})
+    with pytest.raises(ValueError, match=r"padding \(0, 0, -1, 0\) must be >= 0"):
+        conv(np.zeros((1, 1, 3, 3)), np.zeros((1, 1, 1, 1)), padding=(0, 0, -1, 0))
+    text = "def @f(%x: Tensor(FloatType(32), Shape(1, 1, 3, 3)), %w: Tensor(FloatType(32), Shape(1, 1, 2, 2))) {\n" \
+           "  @conv2d(%x, %w, padding=(0, 1, 1, 0))\n}\n"
+    assert relayish.astext(relayish.parse(text)) == text
+    lowered = ad.lowered(infer(relayish.parse(text)))  # a pad, then the plain form AD and the kernels know
+    calls = [(c.callee.name, c.attr_dict.get("padding")) for c in post_order(lowered["f"]) if isinstance(c, Call)]
+    assert calls == [("pad", None), ("conv2d", None)]  # the default padding, left out
+
+
 def test_plain_conv2d_is_kept_and_its_forms_are_lowered() -> None:
     plain = infer(call_module("conv2d", [T(F32, n, 2, 5, 5), T(F32, 3, 2, 3, 3)], {"padding": 1}))
     assert ad.lowered(plain) is plain
@@ -410,6 +442,7 @@ LOWERED = [
     ("conv2d", [(2, 6, 5, 4), (9, 2, 3, 2)], {"groups": 3, "strides": (2, 1), "padding": 1}),
     ("conv2d", [(2, 3, 5, 4), (6, 1, 3, 2)], {"groups": 3, "strides": (2, 1), "padding": (1, 2), "dilation": 2}),
     ("conv2d", [(1, 4, 4, 4), (4, 1, 2, 2)], {"groups": 4, "dilation": 2, "out_dtype": "float64"}),
+    ("conv2d", [(2, 4, 5, 4), (6, 2, 3, 2)], {"groups": 2, "padding": (0, 2, 1, 0), "out_dtype": "float64"}),
     ("conv2d_transpose", [(2, 4, 3, 2), (4, 3, 3, 2)], {"groups": 2, "strides": 2, "output_padding": (1, 0)}),
     ("conv2d_transpose", [(1, 3, 2, 2), (3, 2, 2, 3)], {"dilation": (2, 1), "padding": (1, 0), "out_dtype": "float64"}),
 ]
@@ -504,7 +537,7 @@ def @main[n: Dim](%x: Tensor(FloatType(32), Shape(n, 4, 5, 6)), %w: Tensor(Float
    @conv2d(%i, %j, groups=4, out_dtype=IntType(32)), @conv2d(%i, %j, groups=4, padding=(2, 0), out_dtype=FloatType(32)),
    @conv2d_transpose(%x, %v, strides=2, output_padding=(1, 0), groups=2, padding=1),
    @conv2d_transpose(%x, %v, strides=(2, 3), dilation=2), @conv2d_transpose(%i, %j, strides=2, out_dtype=IntType(32)),
-   @conv2d_transpose(%x, %v, padding=(1, 2), out_dtype=FloatType(64)))
+   @conv2d_transpose(%x, %v, padding=(1, 2), out_dtype=FloatType(64)), @conv2d(%x, %d, groups=4, padding=(0, 1, 2, 0)))
 }
 """
 
@@ -580,6 +613,8 @@ GRADIENT_CASES = [
     ("conv2d", [RNG.integers(-3, 4, size=(1, 2, 3, 3)), RNG.normal(size=(2, 2, 2, 2))], {"out_dtype": F64}),
     ("conv2d", [RNG.normal(size=(1, 2, 5, 4)), RNG.normal(size=(4, 1, 3, 2))], {"groups": 2, "strides": (2, 1),
                                                                                "padding": (1, 0)}),
+    ("conv2d", [RNG.normal(size=(2, 2, 4, 3)), RNG.normal(size=(3, 2, 2, 2))], {"strides": (1, 2),
+                                                                               "padding": (1, 0, 0, 2)}),
     ("conv2d_transpose", [RNG.normal(size=(2, 4, 3, 2)), RNG.normal(size=(4, 2, 3, 3))],
      {"groups": 2, "strides": 2, "padding": 1, "output_padding": (1, 0)}),
     ("conv2d_transpose", [RNG.normal(size=(1, 2, 2, 3)), RNG.normal(size=(2, 3, 2, 2))], {"dilation": (1, 2)}),
