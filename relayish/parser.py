@@ -722,7 +722,10 @@ class Parser:
         shape = tuple(d.value for d in dims)
         if len(elements) != math.prod(shape):
             raise self.error(f"tensor literal of shape {shape} needs {math.prod(shape)} elements, not {len(elements)}", start)
-        array = np.array(elements, dtype=dtype.to_numpy()).reshape(shape)
+        try:
+            array = np.array(elements, dtype=dtype.to_numpy()).reshape(shape)
+        except ValueError:  # an empty literal with a dimension past what NumPy can index
+            raise self.error(f"a tensor literal of shape {_abbreviated(str(shape))} is too large for an array", shape_tok) from None
         return Constant(array, span=start.span)
 
     def element(self, dtype: BaseType) -> Any:

@@ -241,6 +241,8 @@ class _Builder(Chooser):
             return self.pick([(1, lambda: None), (2, small), (2, ints)])
         if kind == "pair":
             return self.pick([(1, small), (2, lambda: (small(), small()))])
+        if kind == "padding":  # a pair, or Relay's four numbers
+            return self.pick([(1, small), (2, lambda: (small(), small())), (1, lambda: (small(), small(), small(), small()))])
         if kind == "dtype":
             return self.one_of(BASE_TYPES)
         if kind == "str":

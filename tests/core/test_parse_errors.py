@@ -52,6 +52,8 @@ CASES = [
     # attribute tuples 100,000 deep once raised ValueError and RecursionError.
     (f"def @f(%x) {{\n  {HUGE}\n}}\n", 2, 3, "99999999999999999999... (5,000 characters) does not fit IntType(32): its range is"),
     (f"def @f(%x) {{\n  -{HUGE}i64\n}}\n", 2, 4, "-9999999999999999999... (5,001 characters) does not fit IntType(64)"),
+    ("def @f(%x) {\n  tensor(IntType(8), Shape(" + "9" * 100 + ", 0), [])\n}\n", 2, 27,
+     "a tensor literal of shape (9999999999999999999... (105 characters) is too large for an array"),
     (f"def @f(%x) {{\n  tensor(IntType(8), Shape(1), [{HUGE}])\n}}\n", 2, 33, "element 99999999999999999999... (5,000 characters) does not fit IntType(8)"),
     (f"def @f(%x: Tensor(FloatType(32), Shape({HUGE}))) {{\n  %x\n}}\n", 1, 40, "a dimension may have at most 100 digits"),
     (f"def @f(%x: Tensor(IntType({HUGE}), Shape())) {{\n  %x\n}}\n", 1, 27, "a bit width may have at most 100 digits"),
