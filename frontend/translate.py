@@ -838,16 +838,15 @@ class Translator:
         hint = next((self.hint(v) for v in values[1:] if name == "where" and self.hint(v) is not None), None)
         if hint is None:
             hint = next((self.hint(v) for v in values if isinstance(self.hint(v), BaseType)), None)
-        partner = None
-        if hint is None:  # no dtype known here: a literal follows a tensor argument's dtype at run time
-            partner = next((v for i, v in enumerate(values) if not isinstance(v, _Weak) and not (name == "where" and i == 0)), None)
+        at = None  # no dtype known here: a literal follows a tensor argument's dtype at run time
+        if hint is None:
+            at = next((i for i, v in enumerate(values) if not isinstance(v, _Weak) and not (name == "where" and i == 0)), None)
         bindings: list[tuple[Var, Expr]] = []
-        if partner is not None and any(isinstance(v, _Weak) for v in values):
+        if at is not None and any(isinstance(v, _Weak) for v in values):
             # the partner appears twice (as itself and in cast_like): an expression is bound
             # first, and so is every argument before it, to keep their order of evaluation
-            at = next(k for k, v in enumerate(values) if v is partner)
             values = [self.bound(v, bindings) if not isinstance(v, _Weak) and k <= at else v for k, v in enumerate(values)]
-            partner = values[at]
+        partner = None if at is None else values[at]
         args = [self.follow(v, partner) if partner is not None and isinstance(v, _Weak) and (name != "where" or i > 0)
                 else self.strict(v, hint if not (name == "where" and i == 0) else BoolType()) for i, v in enumerate(values)]
         try:

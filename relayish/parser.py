@@ -570,7 +570,7 @@ class Parser:
         tok = self.advance()
         if tok.kind != "number" or _number_body(tok.text) != tok.text:
             raise self.error("an attribute number takes no type suffix", tok)
-        is_float = tok.text in ("nan", "inf") or any(c in tok.text for c in ".eE")
+        is_float = _is_float_text(tok.text)
         value = float(tok.text) if is_float else _integer(tok.text)
         if value is None:
             raise self.error(f"an attribute integer may have at most {MAX_DIGITS} digits", tok)
@@ -681,7 +681,7 @@ class Parser:
         text = tok.text
         digits = _number_body(text)
         suffix = text[len(digits):]
-        is_float = digits in ("nan", "inf") or any(c in digits for c in ".eE")
+        is_float = _is_float_text(digits)
         if suffix:
             dtype = _SUFFIX_DTYPES.get(suffix)
             if dtype is None:
@@ -743,7 +743,7 @@ class Parser:
         value = _literal_value(("-" if negative else "") + tok.text, dtype)
         if value is None:
             text = ("-" if negative else "") + tok.text
-            if isinstance(dtype, FloatType) or not any(c in text for c in ".eEni"):
+            if isinstance(dtype, FloatType) or not _is_float_text(text):
                 raise self.error(f"element {_out_of_range(_abbreviated(text), dtype)}", tok)
             raise self.error(f"{_abbreviated(tok.text)} is not a valid {dtype} element", tok)
         return value
@@ -751,10 +751,23 @@ class Parser:
 
 def _out_of_range(shown: str, dtype: BaseType) -> str:
     if isinstance(dtype, FloatType):
-        largest = float(np.finfo(dtype.to_numpy()).max)
+        largest = _largest_finite(dtype.to_numpy())[0]
         return f"{shown} overflows {dtype}: its largest finite value is {largest!r} (write inf for an infinity)"
     info = np.iinfo(dtype.to_numpy())
     return f"{shown} does not fit {dtype}: its range is {info.min} to {info.max}"
+
+
+def _is_float_text(text: str) -> bool:
+    """Whether a number's text (sign and suffix aside) is a float: nan, inf, a point or an exponent."""
+    return text.lstrip("-") in ("nan", "inf") or any(c in text for c in ".eE")
+
+
+@functools.cache
+def _largest_finite(np_dtype: np.dtype) -> tuple[float, float]:
+    """A float type's largest finite value, and the value of the shortest decimal that names it
+    (what the printer writes; above the value itself for float32)."""
+    largest = np.finfo(np_dtype).max
+    return float(largest), float(str(largest))
 
 
 def _number_body(text: str) -> str:
@@ -792,12 +805,12 @@ def _literal_value(text: str, dtype: BaseType) -> Any:
     np_dtype = dtype.to_numpy()
     if isinstance(dtype, FloatType):
         number = float(text)
-        largest = np.finfo(np_dtype).max
-        if text.lstrip("-") not in ("inf", "nan") and abs(number) > float(largest) and abs(number) != float(str(largest)):
+        largest, printed = _largest_finite(np_dtype)
+        if text.lstrip("-") not in ("inf", "nan") and abs(number) > largest and abs(number) != printed:
             return None  # compared as Python floats: NumPy would round the literal to the type first
         with np.errstate(over="ignore"):
             return np_dtype.type(number)
-    value = None if any(c in text for c in ".eEni") else _integer(text)
+    value = None if _is_float_text(text) else _integer(text)
     info = np.iinfo(np_dtype)
     return np_dtype.type(value) if value is not None and info.min <= value <= info.max else None
 
