@@ -1,7 +1,8 @@
 """Python annotations for @relay parameters: dtypes, ``Tensor[dtype, shape]``, ``Dim``.
 
 ``Float`` alone is a float32 scalar; ``Tensor[Float, (N, 784)]`` a tensor whose first
-dimension is the dimension variable ``N = Dim("N")``; ``tuple[...]`` a tuple and
+dimension is the dimension variable ``N = Dim("N")``; ``Tensor[Float, (Any, 3)]`` one whose first
+dimension is known only at run time (``relayish.Any``, the text format's ``?``); ``tuple[...]`` a tuple and
 ``Callable[[...], R]`` a function. Outside ``@relay`` the dtype markers convert values
 (``Float64(0.5)`` is a float64 0-d array), so an undecorated function runs in NumPy.
 """
@@ -15,6 +16,8 @@ from typing import Any
 import attrs
 import numpy as np
 
+from relayish.dims import UNKNOWN_DIM
+from relayish.dims import Dim as DimValue
 from relayish.types import (
     BaseType, BoolType, FloatType, FuncType, IntType, Kind, Shape, TensorType, TupleType, Type,
     TypeVar, UIntType,
@@ -62,11 +65,11 @@ class Dim:
 @attrs.frozen
 class TensorSpec:
     dtype: DType
-    shape: tuple[int | Dim, ...]
+    shape: tuple[int | Dim | DimValue, ...]
 
 
 class Tensor:
-    """``Tensor[dtype, shape]``: shape is a tuple of ints and ``Dim``s, or one of them."""
+    """``Tensor[dtype, shape]``: shape is a tuple of ints, ``Dim``s and ``Any``, or one of them."""
 
     def __class_getitem__(cls, item: Any) -> TensorSpec:
         if not (isinstance(item, tuple) and len(item) == 2):
@@ -76,8 +79,8 @@ class Tensor:
             raise TypeError(f"Tensor[dtype, shape]: the dtype must be Float, Int, ... not {dtype!r}")
         shape = shape if isinstance(shape, tuple) else (shape,)
         for d in shape:
-            if not (isinstance(d, Dim) or (isinstance(d, int) and not isinstance(d, bool) and d >= 0)):
-                raise TypeError(f"Tensor[dtype, shape]: each dimension must be an int >= 0 or a Dim, not {d!r}")
+            if not (isinstance(d, Dim) or d is UNKNOWN_DIM or (isinstance(d, int) and not isinstance(d, bool) and d >= 0)):
+                raise TypeError(f"Tensor[dtype, shape]: each dimension must be an int >= 0, a Dim or Any, not {d!r}")
         return TensorSpec(dtype, shape)
 
 
@@ -91,7 +94,7 @@ def to_type(annotation: Any, dims: dict[str, TypeVar]) -> Type:
     if isinstance(annotation, DType):
         return TensorType(annotation.base, Shape())
     if isinstance(annotation, TensorSpec):
-        shape = [d if isinstance(d, int) else dims.setdefault(d.name, TypeVar(d.name, Kind.DIM)) for d in annotation.shape]
+        shape = [dims.setdefault(d.name, TypeVar(d.name, Kind.DIM)) if isinstance(d, Dim) else d for d in annotation.shape]
         return TensorType(annotation.dtype.base, Shape(*shape))
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)

@@ -38,7 +38,7 @@ from relayish.types import Shape, TensorType, TupleType, Type
 from runtime.limits import step_limit
 from runtime.operators import run_op
 from runtime.prepare import prepared
-from runtime.values import RefCell, check_arguments
+from runtime.values import RefCell, check_arguments, check_ascribed
 
 from .values import Closure, Frame
 
@@ -49,10 +49,11 @@ MAX_DEPTH = 1_000_000  # nested non-tail calls, unless RELAYISH_MAX_DEPTH says o
 class _TailCall:
     """A call in tail position, handed back to the ``apply`` loop instead of nesting."""
 
-    __slots__ = ("closure", "args", "span")
+    __slots__ = ("closure", "args", "span", "checks")
 
     def __init__(self, closure: Closure, args: list[Any], span: Span | None):
         self.closure, self.args, self.span = closure, args, span
+        self.checks: dict[int, tuple[Ascribe, Frame]] | None = None  # ascriptions around it (see ``apply``)
 
 
 class Evaluator:
@@ -81,6 +82,7 @@ class Evaluator:
 
     # calls ------------------------------------------------------------------------------
     def apply(self, closure: Closure, args: list[Any], span: Span | None, check: bool = False) -> Iterator[Any]:
+        pending: dict[int, tuple[Ascribe, Frame]] | None = None
         while True:  # tail calls come back here instead of growing the machine's stack
             fn = closure.fn
             self.count_call(closure, span)
@@ -93,7 +95,11 @@ class Evaluator:
                 frame.values[id(param)] = arg
             result = yield self.eval(fn.body, frame, tail=True)
             if not isinstance(result, _TailCall):
+                for e, at in (pending or {}).values():
+                    check_ascribed(e.type, result, at.dims, e.span, at.global_name)
                 return result
+            if result.checks:  # ascriptions around tail calls check the final result: one entry per node, so a loop runs in constant memory
+                pending = {**(pending or {}), **result.checks}
             closure, args, span, check = result.closure, result.args, result.span, False
 
     def count_call(self, closure: Closure, span: Span | None) -> None:
@@ -149,8 +155,12 @@ class Evaluator:
             return tuple(fields)
         if isinstance(e, Proj):
             return (yield self.eval(e.tuple_value, frame))[e.index]
-        if isinstance(e, Ascribe):
-            return (yield self.eval(e.expr, frame, tail))
+        if isinstance(e, Ascribe):  # checked: where the value's type had ?, nothing else checked its sizes
+            value = yield self.eval(e.expr, frame, tail)
+            if isinstance(value, _TailCall):  # checked once the call returns, keeping the call a tail call
+                value.checks = {**(value.checks or {}), id(e): (e, frame)}
+                return value
+            return check_ascribed(e.type, value, frame.dims, e.span, frame.global_name)
         if isinstance(e, Zero):
             return _zeros(e.type, frame, e.span, self.max_tensor_bytes)
         if isinstance(e, RefNew):

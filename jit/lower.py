@@ -37,8 +37,10 @@ from relayish.module import Module
 from relayish.ops.limits import check_tensor, max_tensor_bytes, tensor_bytes, tensor_types
 from relayish.ops.registry import lookup_op
 from relayish.traverse import free_vars, post_order, use_counts
-from relayish.types import BaseType, FloatType, Kind, Shape, TensorType, TupleType, Type, TypeVar
+from relayish.types import BaseType, FloatType, Kind, Shape, TensorType, TupleType, Type, TypeVar, has_unknown_dim
 from runtime.limits import step_limit
+from runtime.operators import check_shapes
+from runtime.values import check_ascribed
 
 from . import scalars
 from .host import HostRuntime
@@ -47,6 +49,7 @@ from .kernels.nn import matmul_add_source
 from .kernels.registry import ArgType, kernel, kernel_from_source
 from .kernels.shape import permutation
 from .passes.products import is_matmul_add
+from .passes.util import checks_sizes
 
 
 class CompileError(RelayRuntimeError):
@@ -80,6 +83,7 @@ class Lowering:
         self.namespace: dict[str, Any] = {"_unit": (), "_zeros": self.runtime.zeros, "_asarray": np.asarray,
                                           "_accumulate_into": accumulate_into, "_take_at": take_at,
                                           "_in_python": in_python, "_check_tensor": check_tensor, "_count_call": budget,
+                                          "_check_shapes": check_shapes, "_check_ascribed": check_ascribed,
                                           "_scatter_add_at": scatter_add_at, "_scatter_add_at_in_place": scatter_add_at_in_place,
                                           **scalars.NAMESPACE}
         self.uses = use_counts(*module.functions.values())
@@ -87,6 +91,7 @@ class Lowering:
         self.used: set[str] = set(self.namespace)
         self.constant_names: dict[int, str] = {}  # id(object) -> its name; the namespace keeps the object alive
         self.in_loop = False  # emitting the body of a while-True loop (a function's tail calls)
+        self.return_checks: list[Ascribe] = []  # checked ascriptions around the tail being emitted
         self.numpy_scalars = False  # emitted NumPy scalar arithmetic, which warns unless told not to
         self.heap_objects = False  # defines closures or makes references: objects the cyclic GC tracks (jit/collector.py)
         self.python_calls = False  # calls a function of the program (or a closure): Python recursion is possible
@@ -228,13 +233,34 @@ class Lowering:
             self.tail(e.else_branch, em, self_ref, params)
             em.depth -= 1
             return
+        if isinstance(e, Ascribe) and self.checked(e):  # checks each value the function returns: a tail
+            self.return_checks.append(e)  # call of itself passes through the same ascription again
+            self.tail(e.expr, em, self_ref, params)
+            self.return_checks.pop()
+            return
+        if isinstance(e, Ascribe):
+            self.tail(e.expr, em, self_ref, params)
+            return
         if self_ref is not None and self.is_self_call(e, self_ref):
             args = [self.atom(a, em) for a in e.args]
             if params:
                 em.line(f"{', '.join(params)}, = {', '.join(args)},")
             em.line("continue")
             return
-        em.line(self.returning(self.atom(e, em)))
+        value = self.atom(e, em)
+        for ascription in reversed(self.return_checks):
+            em.line(self.ascription_check(ascription, value))
+        em.line(self.returning(value))
+
+    def checked(self, e: Ascribe) -> bool:
+        return checks_sizes(e, lambda x: x.type_annotation if isinstance(x, Var) else self.types.get(id(x)))
+
+    def ascription_check(self, e: Ascribe, value: str) -> str:
+        """The statement checking ``value`` against ``e``'s type (``runtime.values.check_ascribed``)."""
+        dims = {tv: self.names[id(tv)] for tv in free_dims(e.type) if id(tv) in self.names}
+        sizes = "{" + ", ".join(f"{self.constant(tv, 'tv')}: {name}" for tv, name in dims.items()) + "}"
+        return f"_check_ascribed({self.constant(e.type, 'ascribed')}, {value}, {sizes}, " \
+               f"{self.constant(e.span, 'span')}, {self.current!r})"
 
     def returning(self, value: str) -> str:
         """The statement returning ``value`` from the function being emitted."""
@@ -364,7 +390,10 @@ class Lowering:
         if isinstance(e, GlobalVar):
             return self.global_names[e.name]
         if isinstance(e, Ascribe):
-            return self.atom(e.expr, em)
+            value = self.atom(e.expr, em)
+            if self.checked(e):
+                em.line(self.ascription_check(e, value))
+            return value
         if isinstance(e, Let):
             while isinstance(e, Let):
                 e = self.let(e, em)
@@ -494,6 +523,9 @@ class Lowering:
         attrs = op.full_attrs(e.attrs)
         types = [self.types.get(id(a)) for a in e.args]
         args = [self.atom(a, em) for a in e.args]
+        if any(has_unknown_dim(t) for t in types):  # sizes the checker could not check: checked here
+            em.line(f"_check_shapes({self.constant(op, 'op')}, [{', '.join(args)}], {self.constant(e.attrs, 'attrs')}, "
+                    f"{self.constant(e.span, 'span')}, {self.current!r})")
         if op.name in HOST_OPS:
             return f"{self.constant(functools.partial(op.compute, **attrs), op.name)}({', '.join(args)})[()]"
         try:
@@ -720,12 +752,12 @@ def accumulate_into(cell: list, in_place: Any, copy: Any, *args: Any) -> None:
 
 
 def tail_positions(e: Expr) -> Iterator[Expr]:
-    """The expressions whose value is the function's result (through lets and ifs)."""
+    """The expressions whose value is the function's result (through lets, ifs and ascriptions)."""
     stack = [e]
     while stack:
         e = stack.pop()
-        while isinstance(e, Let):
-            e = e.body
+        while isinstance(e, (Let, Ascribe)):
+            e = e.body if isinstance(e, Let) else e.expr
         if isinstance(e, If):
             stack.extend((e.then_branch, e.else_branch))
         else:

@@ -7,7 +7,7 @@ layer is imported before it is used.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+import typing
 
 _EXPORTS = {
     "parse": ("relayish.parser", "parse"),
@@ -28,6 +28,7 @@ _EXPORTS = {
     "relay_model": ("frontend", "relay_model"),
     "Tensor": ("frontend", "Tensor"),
     "Dim": ("frontend", "Dim"),
+    "Any": ("relayish.dims", "UNKNOWN_DIM"),
     "Float": ("frontend", "Float"),
     "Float16": ("frontend", "Float16"),
     "Float32": ("frontend", "Float32"),
@@ -50,7 +51,7 @@ _EXPORTS = {
 __all__ = sorted([*_EXPORTS, "compile"])
 
 
-def compile(module: Any, name: str, *args: Any, **options: Any) -> Any:  # noqa: A001 - the public name
+def compile(module: typing.Any, name: str, *args: typing.Any, **options: typing.Any) -> typing.Any:  # noqa: A001 - the public name
     """``jit.compile(module, name, target="cpu", opt_level=3, max_calls=None, tiered=None)``, with
     the evaluator as the first tier of straight-line programs (jit/tiers.py): the JIT and the
     evaluator are sibling layers that never import each other, so this layer, above both, joins
@@ -61,7 +62,7 @@ def compile(module: Any, name: str, *args: Any, **options: Any) -> Any:  # noqa:
     return jit.compile(module, name, *args, first_tier=interp.run_prepared, **options)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> typing.Any:
     try:
         module_name, attr = _EXPORTS[name]
     except KeyError:

@@ -42,6 +42,27 @@ def _nesting(d: Dim) -> int:
     return max((atom.nesting for atom in d.atoms() if isinstance(atom, FloorDiv)), default=0)
 
 
+class _Unknown:
+    """The atom of ``?``: a dimension known only at run time (Relay's ``Any``). One object: every
+    ``?`` prints, compares and hashes alike, so types with ``?`` round-trip through the text.
+    Equality says nothing about sizes, though: two ``?`` may differ at run time, which is why the
+    checker treats ``?`` as consistent with any dimension and checks it where it meets a known
+    one (docs/design.md, "Dynamic dimensions")."""
+
+    __slots__ = ()
+    size = 1
+
+    def __reduce__(self) -> str:
+        return "UNKNOWN"  # the module's one instance, by name
+
+    def __repr__(self) -> str:
+        return "?"
+
+
+UNKNOWN = _Unknown()
+_UNKNOWN_TERMS = {frozenset({(UNKNOWN, 1)}): 1}
+
+
 class FloorDiv:
     """An atom ``num // den`` kept symbolic because it is not exact."""
 
@@ -97,6 +118,8 @@ class Dim:
 
     def __init__(self, terms: Mapping[Monomial, int]):
         self.terms = {m: c for m, c in terms.items() if c != 0}
+        if any(atom is UNKNOWN for mono in self.terms for atom, _ in mono):
+            self.terms = dict(_UNKNOWN_TERMS)  # arithmetic with ? gives ?: ``? + 1`` is as unknown as ``?``
         size = len(self.terms)
         for mono, coeff in self.terms.items():
             if not -_COEFFICIENT_BOUND < coeff < _COEFFICIENT_BOUND:
@@ -124,6 +147,11 @@ class Dim:
     def atom(atom: object) -> Dim:
         return Dim({frozenset({(atom, 1)}): 1})
 
+    @staticmethod
+    def unknown() -> Dim:
+        """``?``: a dimension known only at run time."""
+        return UNKNOWN_DIM
+
     # queries ------------------------------------------------------------------------
     @property
     def is_const(self) -> bool:
@@ -135,6 +163,21 @@ class Dim:
         if not self.is_const:
             return None
         return self.terms.get(frozenset(), 0)
+
+    @property
+    def is_unknown(self) -> bool:
+        """Whether this is ``?`` (any arithmetic with ``?`` is ``?`` itself)."""
+        return self.terms == _UNKNOWN_TERMS
+
+    def lone_atom(self) -> object | None:
+        """The atom when this dimension is exactly one atom (``n``, not ``2*n``, ``n*n`` or ``n + 1``)."""
+        if len(self.terms) == 1:
+            ((mono, coeff),) = self.terms.items()
+            if coeff == 1 and len(mono) == 1:
+                ((atom, power),) = mono
+                if power == 1:
+                    return atom
+        return None
 
     def atoms(self) -> Iterator[object]:
         for mono in self.terms:
@@ -150,7 +193,7 @@ class Dim:
             for atom in dim.atoms():
                 if isinstance(atom, FloorDiv):
                     stack += [atom.num, atom.den]
-                else:
+                elif atom is not UNKNOWN:
                     found.add(atom)
         return found
 
@@ -209,6 +252,8 @@ class Dim:
         den = other.value
         if den == 0:
             raise RelayError("dimension divided by zero")
+        if self.is_unknown or other.is_unknown:
+            return UNKNOWN_DIM
         if not self.terms:
             return self
         if den is not None:
@@ -238,13 +283,8 @@ class Dim:
 
     def _lone_floordiv(self) -> FloorDiv | None:
         """The atom when this dimension is exactly one floor division, else None."""
-        if len(self.terms) == 1:
-            ((mono, coeff),) = self.terms.items()
-            if coeff == 1 and len(mono) == 1:
-                ((atom, power),) = mono
-                if power == 1 and isinstance(atom, FloorDiv):
-                    return atom
-        return None
+        atom = self.lone_atom()
+        return atom if isinstance(atom, FloorDiv) else None
 
     def _exact_div(self, other: Dim) -> Dim | None:
         if self == other:
@@ -288,6 +328,9 @@ class Dim:
 
     def __repr__(self) -> str:
         return f"Dim({dim_text(self)})"
+
+
+UNKNOWN_DIM = Dim({frozenset({(UNKNOWN, 1)}): 1})
 
 
 def as_dim(value: DimLike) -> Dim:
@@ -339,6 +382,8 @@ class _DimWriter:
         return "".join(pieces)
 
     def atom(self, atom: object) -> str:
+        if atom is UNKNOWN:
+            return "?"
         if isinstance(atom, FloorDiv):
             return f"{self.operand(atom.num)} // {self.operand(atom.den)}"
         return self.name(atom)

@@ -283,7 +283,8 @@ class Parser:
         if tokens[self.pos + 1].text != "(":
             return None
         while tokens[end].text != ")":
-            if tokens[end].kind not in ("number", "ident") or tokens[end + 1].text not in (",", ")"):
+            if tokens[end].kind not in ("number", "ident") and tokens[end].text != "?" \
+                    or tokens[end + 1].text not in (",", ")"):
                 return None
             end += 2 if tokens[end + 1].text == "," else 1
         self.pos += 2
@@ -361,7 +362,9 @@ class Parser:
         tok = self.tok
         if tok.kind == "number":
             return Dim.const(self.integer("a dimension"))
-        name = self.identifier("a dimension (an integer or a Dim variable)")
+        if self.accept("?"):
+            return Dim.unknown()
+        name = self.identifier("a dimension (an integer, a Dim variable or ?)")
         tv = self.tvars.names.get(name.text)
         if tv is None:
             raise self.error(f"unknown dimension variable {name.text} (bind it with [{name.text}: Dim])", name)

@@ -277,6 +277,21 @@ def is_first_order(ty: Type) -> bool:
     return True
 
 
+def has_unknown_dim(ty: Type) -> bool:
+    """Whether a tensor type in ``ty`` has a ``?`` dimension. Two equal types with ``?`` may hold
+    values of different sizes, so code that takes equal types to mean equal sizes (dropping a
+    ``sum_to``, fusing a loop, updating in place) must first ask this."""
+    stack = [ty]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, Shape):
+            if any(d.is_unknown for d in t.dims):
+                return True
+        elif not isinstance(t, TypeVar):
+            stack.extend(v for v in t._items() if isinstance(v, Type))
+    return False
+
+
 def scalar_type(dtype: BaseType) -> TensorType:
     """The rank-0 tensor type of a base type."""
     return TensorType(dtype, Shape())

@@ -11,7 +11,8 @@ tests/core/test_layers.py keeps it so.
 - ``runtime.prepare``: ``prepared(module)``, the module type-checked with every ``Grad`` expanded;
 - ``runtime.values``: ``RefCell``, ``FunctionValue`` and the one argument check (``check_value``,
   ``check_arguments``, ``ArgumentMismatch``);
-- ``runtime.operators``: ``run_op``, an operator's reference semantics at a call, its results'
-  sizes checked first (``result_tensors``);
+- ``runtime.operators``: ``run_op``, an operator's reference semantics at a call, its arguments'
+  actual shapes checked by its type relation and its results' sizes checked first; ``check_shapes``,
+  that check alone, which compiled code makes before an operator on ``?`` dimensions;
 - ``runtime.limits``: ``step_limit``, the error of a run past its ``max_calls``.
 """

@@ -29,7 +29,10 @@ def run_op(op: OpDef | None, name: str, args: list[Any], attrs: Any, span: Span 
         raise RelayRuntimeError(f"operator @{name} is declared but has no implementation (in @{global_name})", span)
     if limit is None:
         limit = max_tensor_bytes()
-    for shape, dtype, size in result_tensors(op, args, attrs):
+    results, refused = _results(op, args, attrs)
+    if refused is not None:  # a ? dimension the checker could not check
+        raise RelayRuntimeError(f"@{name} in @{global_name}: {refused}", span)
+    for shape, dtype, size in results:
         if not 0 <= size <= limit:
             check_tensor(shape, dtype, limit, f"@{name} in @{global_name}", span)
     try:
@@ -46,32 +49,45 @@ def _shapes(args: list[Any]) -> str:
     return ", ".join(str(np.shape(a)) for a in args)
 
 
-_RESULTS: dict[tuple, list[tuple[tuple[int, ...], np.dtype, int]]] = {}
+def check_shapes(op: OpDef, args: list[Any], attrs: Any, span: Span | None, global_name: str) -> None:
+    """Raise where ``op``'s type relation refuses the actual arguments. The compiled code calls
+    this before an operator whose arguments have a ``?`` dimension: their sizes were not checked
+    when the program was (docs/design.md, "Dynamic dimensions")."""
+    refused = _results(op, args, attrs)[1]
+    if refused is not None:
+        raise RelayRuntimeError(f"@{op.name} in @{global_name}: {refused}", span)
+
+
+_Results = tuple[list[tuple[tuple[int, ...], np.dtype, int]], "str | None"]
+_RESULTS: dict[tuple, _Results] = {}
 RESULTS_CACHE_SIZE = 4096
 _SHAPE_AND_DTYPE = operator.attrgetter("shape", "dtype")
 
 
-def result_tensors(op: OpDef, args: list[Any], attrs: Any) -> list[tuple[tuple[int, ...], np.dtype, int]]:
-    """Each tensor ``op`` makes from ``args``: shape, dtype and bytes (-1 for a negative dimension),
-    by its type relation; none where the relation refuses the arguments (``compute`` says why).
-    Cached by the arguments' shapes and dtypes: ``run_op`` asks before every operator call."""
+def _results(op: OpDef, args: list[Any], attrs: Any) -> _Results:
+    """Each tensor ``op`` makes from ``args`` (shape, dtype and bytes, -1 for a negative dimension)
+    by its type relation, and why the relation refuses the arguments' actual shapes and dtypes (None
+    when it does not). Cached by those: ``run_op`` asks before every operator call."""
     try:
         key = (op.name, attrs, *map(_SHAPE_AND_DTYPE, args))
     except AttributeError:  # not arrays (an operator value called from Python with numbers): not checked
-        return []
-    found = _RESULTS.get(key)
-    if found is None:
-        found = []
-        try:
-            types = [TensorType(BaseType.from_numpy(a.dtype), Shape(*a.shape)) for a in args]
-            result = op.type_relation(types, op.full_attrs(attrs))
-        except (RelayError, TypeError, ValueError):
-            result = ()
-        for ty in tensor_types(result):
-            shape, dtype = tuple(d.value for d in ty.shape.dims), ty.dtype.to_numpy()
-            if None not in shape:
-                found.append((shape, dtype, tensor_bytes(shape, dtype)))
-        if len(_RESULTS) >= RESULTS_CACHE_SIZE:
-            _RESULTS.clear()
-        _RESULTS[key] = found
-    return found
+        return [], None
+    cached = _RESULTS.get(key)
+    if cached is not None:
+        return cached
+    found, refused = [], None
+    try:
+        types = [TensorType(BaseType.from_numpy(a.dtype), Shape(*a.shape)) for a in args]
+        result = op.type_relation(types, op.full_attrs(attrs))
+    except RelayError as err:
+        result, refused = (), err.message
+    except (TypeError, ValueError):
+        result = ()
+    for ty in tensor_types(result):
+        shape, dtype = tuple(d.value for d in ty.shape.dims), ty.dtype.to_numpy()
+        if None not in shape:
+            found.append((shape, dtype, tensor_bytes(shape, dtype)))
+    if len(_RESULTS) >= RESULTS_CACHE_SIZE:
+        _RESULTS.clear()
+    _RESULTS[key] = found, refused
+    return found, refused

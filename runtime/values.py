@@ -41,7 +41,7 @@ class RefCell:
 
 def describe(value: Any) -> str:
     """A value's type in the text format's words, for error messages."""
-    if isinstance(value, (np.ndarray, np.generic)):
+    if isinstance(value, (np.ndarray, np.generic)) or hasattr(value, "copy_to_host"):  # or a CUDA device array
         try:
             dtype = astext(BaseType.from_numpy(value.dtype))
         except TypeError:
@@ -89,19 +89,26 @@ def check_arguments(params: Sequence[Var], args: Sequence[Any], dims: dict[TypeV
     return checked
 
 
-def check_value(ty: Type, value: Any, dims: dict[TypeVar, int], what: str, call: CallCheck | None = None) -> Any:
+def check_value(ty: Type, value: Any, dims: dict[TypeVar, int], what: str, call: CallCheck | None = None,
+                tensors_only: bool = False) -> Any:
     """Check ``value`` against ``ty``, binding dimension variables in ``dims``; an
     ``ArgumentMismatch`` names ``what`` and says what does not fit.
 
     Dimensions that are not a plain variable and mention an unbound one are put off in ``call``
     (for ``settle``, once the other arguments have bound what they can); without ``call`` they
     are settled here. Returns the value as the evaluator holds it (NumPy scalars become 0-d arrays).
+    With ``tensors_only``, parts of function and reference type are taken as they are (the JIT's
+    closures and references are plain Python objects), and so are CUDA device arrays of the right
+    shape and dtype (the CUDA target's tensors).
     """
     own = call is None
     call = CallCheck() if own else call
 
     def check(t: Type, v: Any, path: tuple[int, ...]):
         if isinstance(t, TensorType):
+            if tensors_only and hasattr(v, "copy_to_host"):  # a CUDA device array: its shape and dtype
+                _check_tensor(t, np.broadcast_to(np.empty((), v.dtype), v.shape), dims, _Where(what, ty, value, path), call)
+                return v
             return _check_tensor(t, v, dims, _Where(what, ty, value, path), call)
         if isinstance(t, TupleType):
             if not isinstance(v, tuple) or len(v) != len(t.fields):
@@ -110,6 +117,8 @@ def check_value(ty: Type, value: Any, dims: dict[TypeVar, int], what: str, call:
             for i, (field, item) in enumerate(zip(t.fields, v)):
                 items.append((yield check(field, item, path + (i,))))
             return tuple(items)
+        if tensors_only:
+            return v
         if isinstance(t, FuncType) and not isinstance(v, FunctionValue) or isinstance(t, RefType) and not isinstance(v, RefCell):
             raise _Where(what, ty, value, path).mismatch(t, v, "kind")
         return v
@@ -118,6 +127,18 @@ def check_value(ty: Type, value: Any, dims: dict[TypeVar, int], what: str, call:
     if own:
         settle(call, dims)
     return checked
+
+
+def check_ascribed(ty: Type, value: Any, dims: dict[TypeVar, int], span: Any, global_name: str) -> Any:
+    """The run-time check of an ascription (``(e : T)``), which the checker puts where a value with a
+    ``?`` dimension flows into a place of a known size: the tensors in ``value`` must have ``ty``'s
+    shapes, with the dimension variables in ``dims`` (those bound here) at their sizes. Parts of
+    function and reference type are not looked into."""
+    try:
+        check_value(ty, value, dict(dims), "the value", tensors_only=True)
+    except ArgumentMismatch as err:
+        raise RelayRuntimeError(f"{err.message[len('the value: '):]}, in @{global_name}", span) from None
+    return value
 
 
 class _Where(NamedTuple):
@@ -156,11 +177,13 @@ def _check_tensor(t: TensorType, v: Any, dims: dict[TypeVar, int], where: _Where
         if array.ndim != t.shape.rank:
             raise where.mismatch(t, v, "rank", f"rank {array.ndim} instead of {t.shape.rank}")
         for axis, (dim, size) in enumerate(zip(t.shape.dims, array.shape)):
+            if dim.is_unknown:
+                continue  # ? takes any size
             known = _known(dim, dims)
-            lone = None if known.value is not None else _lone_var(known)
+            lone = None if known.value is not None else known.lone_atom()
             if known.value is not None:
                 _compare(_Pending(dim, size, axis, where, t, v), known.value, call)
-            elif lone is not None:
+            elif isinstance(lone, TypeVar):
                 dims[lone] = size
                 call.origins.setdefault(lone, where.what)
             else:
@@ -173,17 +196,6 @@ def _known(dim: Dim, dims: dict[TypeVar, int]) -> Dim:
     if dim.is_const or not dims:
         return dim
     return dim.substitute({tv: Dim.const(n) for tv, n in dims.items()})
-
-
-def _lone_var(dim: Dim) -> TypeVar | None:
-    """The variable when ``dim`` is one variable alone (its size is the argument's)."""
-    if len(dim.terms) != 1:
-        return None
-    (mono, coeff), = dim.terms.items()
-    if coeff != 1 or len(mono) != 1:
-        return None
-    (atom, power), = mono
-    return atom if power == 1 and isinstance(atom, TypeVar) else None
 
 
 def _compare(item: _Pending, expected: int, call: CallCheck) -> None:

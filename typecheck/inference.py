@@ -15,7 +15,7 @@ from __future__ import annotations
 import weakref
 from typing import Any, Iterator
 
-from relayish.dims import as_dim
+from relayish.dims import as_dim, dim_text
 from relayish.errors import KindError, RelayError, RelayTypeError
 from relayish.expr import (
     Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
@@ -24,10 +24,10 @@ from relayish.expr import (
 from relayish.graphs import strongly_connected
 from relayish.module import Module
 from relayish.ops.registry import lookup_op
-from relayish.traverse import ExprMutator, bound_vars, post_order, trampoline
+from relayish.traverse import ExprMutator, bound_vars, post_order, trampoline, with_children
 from relayish.types import (
     UNIT, BoolType, FloatType, ForallType, FuncType, Kind, RefType, Shape, TensorType,
-    TupleType, Type, TypeVar,
+    TupleType, Type, TypeVar, has_unknown_dim,
 )  # fmt: skip
 
 from .kinds import check_type, interface_kind_errors
@@ -61,6 +61,9 @@ class FunctionChecker:
         self.relations: list[tuple[Call, Any, list[Type], Hole]] = []
         self.projections: list[tuple[Proj, Type, Hole]] = []  # waiting for their tuple's type
         self.grads: list[tuple[Grad, Type]] = []  # Grad result types still to check
+        # where a value flows into a place of a declared type: (parent, child index, expected, actual),
+        # for the run-time checks of ``?`` dimensions (``dynamic_checks``)
+        self.flows: list[tuple[Expr, int, Type, Type]] = []
         self.keep_alive: list[Expr] = []
 
     # errors ---------------------------------------------------------------------------
@@ -186,6 +189,7 @@ class FunctionChecker:
             then_type = yield self.infer(e.then_branch)
             else_type = yield self.infer(e.else_branch)
             self.unify(e.else_branch, "the else branch (it must have the type of the then branch)", then_type, else_type, e)
+            self.flows.append((e, 2, then_type, else_type))
             return then_type
         if isinstance(e, Call):
             return (yield self.call(e))
@@ -212,6 +216,7 @@ class FunctionChecker:
             ref = yield self.infer(e.ref)
             value = yield self.infer(e.value)
             self.unify(e, "the reference written by :=", RefType(value), ref)
+            self.flows.append((e, 1, ref, value))  # the expected type is the reference's content's
             return UNIT
         raise self.fail(e, f"{type(e).__name__} cannot appear here")
 
@@ -255,6 +260,7 @@ class FunctionChecker:
                 self.env[id(var)] = declared
             value = yield self.infer(e.value)
             self.unify(e, f"the value bound to %{var.name_hint}", declared, value)
+            self.flows.append((e, 1, declared, value))
             self.env[id(var)] = declared if var.type_annotation is not None else value
             self.types[id(var)] = self.env[id(var)]
             self.keep_alive.append(var)
@@ -292,6 +298,7 @@ class FunctionChecker:
             raise self.fail(e, f"call: the function takes {count} argument{'s' * (count != 1)}, not {len(args)} ({self.solver.resolve(fn_type)})")
         for i, (param, arg_node, arg) in enumerate(zip(fn_type.params, e.args, args)):
             self.unify(arg_node, f"argument {i + 1} of the call", param, arg, e)
+            self.flows.append((e, i + 1, param, arg))
         try:  # what the arguments decided, put in now: a division by zero is an error here
             return self.solver.resolve(fn_type.ret)
         except RelayError as err:  # or a dimension past the limits of relayish.dims
@@ -314,6 +321,7 @@ class FunctionChecker:
             body = yield self.infer(fn.body)
             ret = fn.ret_type or body
             self.unify(fn.body, "the function body (it must have the return type)", ret, body, fn)
+            self.flows.append((fn, len(fn.params), ret, body))
         finally:
             self.scope -= added
         self.types[id(fn)] = ret
@@ -350,14 +358,66 @@ class FunctionChecker:
                 stack.extend(t.fields)
             elif not isinstance(t, TensorType):
                 raise self.fail(e, f"Zero: expected a tensor type or a tuple of them, found {t}")
+            elif has_unknown_dim(t):
+                raise self.fail(e, f"Zero of {t}: a ? dimension has no size to make zeros of (zeros_like of a value has)")
+
+    def dynamic_checks(self) -> dict[int, list[tuple[int, Type]]]:
+        """Where a value whose type has ``?`` flows into a place that expects a known dimension
+        there: by ``id`` of the parent expression, the child's index and the type to check it
+        against at run time (as an ``Ascribe``). Inside a function type such a meeting cannot be
+        checked where it happens, so it is a type error unless it is safe: a function returning a
+        known size where ``?`` is expected, or taking ``?`` where a known size will be passed.
+        A reference's content is not checked (docs/design.md, "Dynamic dimensions", says why)."""
+        checks: dict[int, list[tuple[int, Type]]] = {}
+        if not self.solver.met_unknown:
+            return checks
+        for parent, index, expected, actual in self.flows:
+            expected, actual = self.solver.resolve(expected), self.solver.resolve(actual)
+            if isinstance(parent, RefWrite):
+                expected = expected.value if isinstance(expected, RefType) else actual
+            if _needs_check(expected, actual, parent, self.fail):
+                checks.setdefault(id(parent), []).append((index, expected))
+        return checks
+
+
+def _needs_check(expected: Type, actual: Type, site: Expr, fail: Any) -> bool:
+    """Whether ``actual`` has ``?`` where ``expected`` has a known dimension, outside function
+    and reference types; raises where such a meeting inside a function type is unsafe
+    (``dynamic_checks``)."""
+    needed = False
+    stack: list[tuple[Type, Type, str]] = [(expected, actual, "value")]
+    while stack:
+        exp, act, place = stack.pop()
+        if isinstance(exp, TensorType) and isinstance(act, TensorType):
+            if not (isinstance(exp.shape, Shape) and isinstance(act.shape, Shape)):
+                continue
+            for i, (de, da) in enumerate(zip(exp.shape.dims, act.shape.dims)):
+                if de.is_unknown == da.is_unknown:
+                    continue
+                unsafe = {"value": False, "result": da.is_unknown, "parameter": de.is_unknown}[place]
+                if place == "value" and da.is_unknown:
+                    needed = True
+                elif unsafe:
+                    raise fail(site, f"{exp} and {act} meet in a function's {place} (dimension {i}: {dim_text(de)} vs "
+                                     f"{dim_text(da)}): a ? dimension there cannot be checked where the function is "
+                                     "passed; ascribe the known size inside the function instead")
+        elif isinstance(exp, TupleType) and isinstance(act, TupleType):
+            stack.extend((e, a, place) for e, a in zip(exp.fields, act.fields))
+        elif isinstance(exp, FuncType) and isinstance(act, FuncType):
+            flipped = "result" if place == "parameter" else "parameter"
+            stack.append((exp.ret, act.ret, "result" if place == "value" else place))
+            stack.extend((e, a, flipped) for e, a in zip(exp.params, act.params))
+    return needed
 
 
 class _Annotate(ExprMutator):
-    """Rebuilds a function with every binding and every function's result annotated."""
+    """Rebuilds a function with every binding and every function's result annotated, and with
+    the run-time checks of ``?`` dimensions (``FunctionChecker.dynamic_checks``) as ascriptions."""
 
-    def __init__(self, types: dict[int, Type]):
+    def __init__(self, types: dict[int, Type], checks: dict[int, list[tuple[int, Type]]]):
         super().__init__()
         self.types = types
+        self.checks = checks
         self.new_vars: dict[int, Var] = {}
 
     def annotate_vars(self, fn: Function) -> None:
@@ -369,6 +429,14 @@ class _Annotate(ExprMutator):
     def rewrite(self, old: Expr, new: Expr) -> Expr:
         if isinstance(old, Var):
             return self.new_vars.get(id(old), new)
+        checks = self.checks.get(id(old))
+        if checks:
+            children = list(new.children())
+            for index, ty in checks:
+                if not (isinstance(children[index], Ascribe) and children[index].type == ty):
+                    child = children[index]  # a variable's span is its binding: a use reports at its parent
+                    children[index] = Ascribe(child, ty, span=old.span if isinstance(child, Var) else child.span)
+            new = with_children(new, children)
         if isinstance(new, Function) and new.ret_type is None:
             ret = self.types.get(id(old))
             if ret is not None:
@@ -456,7 +524,7 @@ def _annotated(checker: FunctionChecker, name: str, fn: Function, ty: Type) -> t
     if checker.solver.holes_in(ty):
         raise RelayTypeError(f"cannot infer the type of @{name} ({ty}): annotate its parameters", fn.span)
     types = {k: checker.solver.resolve(t) for k, t in checker.types.items()}
-    mutator = _Annotate(types)
+    mutator = _Annotate(types, checker.dynamic_checks())
     mutator.annotate_vars(fn)
     return ty, mutator.mutate(fn)
 

@@ -2,7 +2,9 @@
 
 Unknown types are ``Hole``s (flexible variables of some kind); bound type variables stay
 rigid. A dimension equation is solved when it is linear in one hole with coefficient +-1
-(``n + ?a == n + 2`` gives ``?a = 2``); otherwise it waits until more is known. A failed
+(``n + ?a == n + 2`` gives ``?a = 2``); otherwise it waits until more is known. The unknown
+dimension ``?`` is consistent with every dimension: it binds a lone hole and satisfies any
+other equation (the checker then checks the value at run time where ``?`` meets a known size). A failed
 equation raises ``Mismatch`` with the exact conflicting piece ("dimension 1: 784 vs 800");
 the caller turns it into a type error at the user's code.
 """
@@ -22,7 +24,7 @@ from relayish.types import (
 
 @attrs.define(frozen=True, slots=True, eq=False, repr=False)
 class Hole(TypeVar):
-    """An unknown the solver may bind; prints as ``?name``."""
+    """An unknown the solver may bind; prints as ``_`` (``_1``, ...) in messages."""
 
     @staticmethod
     def fresh(kind: Kind = Kind.TYPE) -> Hole:
@@ -41,6 +43,7 @@ class Solver:
     def __init__(self) -> None:
         self.solution: dict[Hole, Any] = {}  # Hole -> Type, or Dim for holes of kind Dim
         self.pending_dims: list[tuple[Dim, Dim, str]] = []
+        self.met_unknown = False  # whether ? met another dimension: then flows may need run-time checks
 
     # resolution ------------------------------------------------------------------------
     def shallow(self, ty: Type) -> Type:
@@ -129,6 +132,13 @@ class Solver:
     def unify_dim(self, a: Dim, b: Dim, where: str) -> None:
         a, b = self.dim(as_dim(a)), self.dim(as_dim(b))
         if a == b:
+            return
+        if a.is_unknown or b.is_unknown:  # ? is consistent with every dimension (checked at run time)
+            self.met_unknown = True
+            known = b if a.is_unknown else a
+            hole = known.lone_atom()
+            if isinstance(hole, Hole):
+                self.solution[hole] = Dim.unknown()
             return
         solved = self._solve_linear(a - b)
         if solved is None:

@@ -1,11 +1,12 @@
 """A-normal form: every intermediate result gets a name, in evaluation order.
 
-After ``to_anf`` the operands of every call, tuple, projection, reference operation,
-ascription and ``Grad`` are atoms (variables, globals, constants), and every non-atomic
+After ``to_anf`` the operands of every call, tuple, projection, reference operation
+and ``Grad`` are atoms (variables, globals, constants), and every non-atomic
 sub-expression is bound by a ``let`` in the order the evaluator runs it: arguments left
 to right and then the callee, a reference before the value written to it. Each scope (a
 function body, an ``if`` branch) is a chain of ``let``s ending in one expression over atoms,
-which stays unbound so that calls in tail position remain tail calls. Nested ``let`` chains
+which stays unbound so that calls in tail position remain tail calls; an ascription wraps such
+an expression (not an atom bound before it), so a call it checks stays a tail call too. Nested ``let`` chains
 are flattened into the enclosing one (each variable is bound once, so nothing is captured).
 Fresh variables are left unannotated: ``infer`` gives them their types. A fusion group
 (``fn primitive``) stays where it is called, as it is.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import attrs
 
-from relayish.expr import Call, Expr, Function, If, Let, Op, Proj, RefNew, RefRead, RefWrite, Tuple, Var
+from relayish.expr import Ascribe, Call, Expr, Function, If, Let, Op, Proj, RefNew, RefRead, RefWrite, Tuple, Var
 from relayish.module import Module
 from relayish.traverse import trampoline, with_children
 
@@ -76,6 +77,8 @@ def _normalize(e: Expr, out: Bindings) -> Step:
         return If(cond, then_branch, else_branch, span=e.span)
     if isinstance(e, Function):
         return e if e.primitive else (yield _function(e))
+    if isinstance(e, Ascribe):
+        return Ascribe((yield _normalize(e.expr, out)), e.type, span=e.span)
     if isinstance(e, Call):
         args = []
         for arg in e.args:  # the evaluator runs the arguments first, then the callee
@@ -83,6 +86,6 @@ def _normalize(e: Expr, out: Bindings) -> Step:
         callee = e.callee if _stays(e.callee) else (yield _atom(e.callee, out))
         return Call(callee, args, e.attrs, span=e.span)
     operands = []
-    for child in e.children():  # tuples, projections, references, Ascribe, Grad, Zero: in field order
+    for child in e.children():  # tuples, projections, references, Grad, Zero: in field order
         operands.append((yield _atom(child, out)))
     return with_children(e, operands)

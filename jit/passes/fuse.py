@@ -43,7 +43,7 @@ from relayish.ops.element import fill_value
 from relayish.ops.record import OpDef, Raises
 from relayish.ops.registry import lookup_op
 from relayish.traverse import ExprMutator, free_vars, post_order
-from relayish.types import BaseType, FloatType, Shape, TensorType, TupleType, Type
+from relayish.types import BaseType, FloatType, Shape, TensorType, TupleType, Type, has_unknown_dim
 
 from ..kernels.fused import REDUCTIONS, Unsupported, fused_source, not_read
 
@@ -59,9 +59,10 @@ def fill_of(op: OpDef) -> int | float | bool | None:
 
 
 def tensor_type(ty: Type | None) -> TensorType | None:
-    """``ty`` when it is a tensor of a concrete dtype (not float16: Numba has none) and rank."""
+    """``ty`` when it is a tensor of a concrete dtype (not float16: Numba has none) and rank, and no
+    ``?`` dimension (a group's loops take equal dimensions for equal sizes)."""
     if isinstance(ty, TensorType) and isinstance(ty.dtype, BaseType) and isinstance(ty.shape, Shape) \
-            and ty.dtype != HALF:
+            and ty.dtype != HALF and not has_unknown_dim(ty):
         return ty
     return None
 

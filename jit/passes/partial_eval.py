@@ -57,7 +57,7 @@ from relayish.traverse import free_vars, post_order, trampoline
 from runtime.operators import run_op
 
 from .inline import polymorphic_call_sites
-from .util import compose_types, retyped
+from .util import checks_sizes, compose_types, mentions_unknown_dim, retyped
 
 MAX_BINDINGS = 200_000  # residual lets per global: inlining past this is not specialization any more
 MAX_UNROLLED = 256  # nested inlined calls of one loop; past it the loop is a residual function
@@ -153,6 +153,9 @@ class Scope:
         if bindings and bindings[-1][0] is result and not isinstance(bindings[-1][1], Function):
             # `let t = f(x) in t` is `f(x)`: a tail call stays one (a function may call itself by its name)
             bindings, result = bindings[:-1], bindings[-1][1]
+        if isinstance(result, Ascribe) and bindings and bindings[-1][0] is result.expr \
+                and not isinstance(bindings[-1][1], Function):  # and `let t = f(x) in (T) t` is `(T) f(x)`
+            bindings, result = bindings[:-1], Ascribe(bindings[-1][1], result.type, span=result.span)
         for var, value in reversed(bindings):
             result = Let(var, value, result)
         return result
@@ -173,6 +176,7 @@ class Specializer:
         self.module = module
         self.recursive = recursive_globals(module)
         self.type_args = polymorphic_call_sites(module)  # id(global var) -> its instantiation
+        self.unknown_dims = mentions_unknown_dim(module)  # else no ascription checks anything
         self.scopes: list[Scope] = []
         self.bindings = 0
         self.reified: dict[int, tuple[SClosure, Var, Scope]] = {}  # closures already residual functions (kept alive)
@@ -298,7 +302,11 @@ class Specializer:
                 return value.fields[e.index]
             return Dyn(self.emit(Proj((yield self.reify(value)), e.index, span=e.span), hint))
         if isinstance(e, Ascribe):
-            return (yield self.eval(e.expr, env, hint))
+            value = yield self.eval(e.expr, env, hint)
+            if not (self.unknown_dims and checks_sizes(e, lambda x: x.type_annotation if isinstance(x, Var) else None)):
+                return value
+            checked = Ascribe((yield self.reify(value)), retyped(e.type, env.types), span=e.span)
+            return Dyn(self.emit(checked, hint))  # a size check of a ? dimension stays
         if isinstance(e, Zero):
             return Dyn(self.emit(Zero(retyped(e.type, env.types), span=e.span) if env.types else e, hint))
         if isinstance(e, If):

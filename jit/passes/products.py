@@ -24,7 +24,7 @@ import attrs
 from relayish.expr import Call, Expr, Function, Let, Op, Var
 from relayish.module import Module
 from relayish.traverse import ExprMutator, post_order, use_counts
-from relayish.types import FloatType, Shape, TensorType, Type
+from relayish.types import FloatType, Shape, TensorType, Type, has_unknown_dim
 
 from .util import lets, map_functions
 
@@ -50,7 +50,8 @@ def _op_call(e: Expr, name: str) -> bool:
 
 
 def _matrix(ty: Type | None) -> TensorType | None:
-    if isinstance(ty, TensorType) and ty.dtype in FLOATS and isinstance(ty.shape, Shape) and ty.shape.rank == 2:
+    if isinstance(ty, TensorType) and ty.dtype in FLOATS and isinstance(ty.shape, Shape) and ty.shape.rank == 2 \
+            and not has_unknown_dim(ty):
         return ty
     return None
 

@@ -36,7 +36,7 @@ from relayish.expr import Call, Constant, Expr, Function, Op, Var, Zero
 from relayish.module import Module
 from relayish.ops.registry import lookup_op
 from relayish.traverse import ExprMutator, post_order
-from relayish.types import BaseType, BoolType, Shape, TensorType, Type
+from relayish.types import BaseType, BoolType, Shape, TensorType, Type, has_unknown_dim
 from typecheck import expr_types, infer
 from typecheck.inference import declared_type
 
@@ -115,7 +115,7 @@ class _Simplify(ExprMutator):
     def keeps(self, old: Call, kept: int, dropped: tuple[int, ...]) -> bool:
         """Whether ``old`` may become its argument ``kept``: the same type, the rest droppable."""
         ty = self.type_of(old)
-        return (ty is not None and self.type_of(old.args[kept]) == ty
+        return (ty is not None and self.type_of(old.args[kept]) == ty and not has_unknown_dim(ty)
                 and all(is_removable(old.args[i], self.type_of) for i in dropped))
 
     def rewrite(self, old: Expr, new: Expr) -> Expr:
@@ -143,8 +143,8 @@ class _Simplify(ExprMutator):
         """A fill or a size, which reads only its argument's type: computed here where the type is
         static (a ``full``, a constant), else of a parameter of that type (see the module docstring)."""
         arg = old.args[0]
-        if not is_removable(arg, self.type_of):
-            return new
+        if not is_removable(arg, self.type_of) or has_unknown_dim(self.type_of(arg)):
+            return new  # with ?, another tensor of the same type may have another size
         ty = self.type_of(old if old.callee.name in _FILLS else arg)
         static = ty.shape.static() if isinstance(ty, TensorType) and isinstance(ty.shape, Shape) else None
         if static is not None and isinstance(ty.dtype, BaseType):
@@ -166,7 +166,8 @@ class _Simplify(ExprMutator):
         x, result = self.type_of(old.args[0]), self.type_of(old)
         if not (isinstance(x, TensorType) and isinstance(x.shape, Shape) and isinstance(result, TensorType)
                 and isinstance(result.shape, Shape) and is_removable(old.args[1], self.type_of)
-                and not isinstance(x.dtype, BoolType)):  # sum_to takes booleans, sum does not
+                and not isinstance(x.dtype, BoolType)  # sum_to takes booleans, sum does not
+                and not has_unknown_dim(x) and not has_unknown_dim(result)):  # with ?, the axes are known at run time
             return new
         dims, kept = x.shape.dims, result.shape.dims
         lead = len(dims) - len(kept)

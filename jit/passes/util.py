@@ -23,7 +23,7 @@ from relayish.ops.record import Raises
 from relayish.ops.registry import lookup_op
 from relayish.traverse import ExprMutator, bound_vars, post_order, trampoline, with_children
 from relayish.dims import as_dim
-from relayish.types import BaseType, FloatType, Kind, Shape, TensorType, TupleType, Type
+from relayish.types import BaseType, FloatType, Kind, Shape, TensorType, TupleType, Type, has_unknown_dim
 from typecheck.solver import substitute as substitute_type
 
 Step = Iterator[Any]
@@ -223,6 +223,8 @@ def op_cannot_fail(call: Call, type_of: TypeOf) -> bool:
     arg_types = [type_of(a) for a in call.args]
     if not all(isinstance(t, TensorType) and isinstance(t.dtype, BaseType) for t in arg_types):
         return False  # a dtype variable may stand for a dtype the operator refuses at run time
+    if any(map(has_unknown_dim, arg_types)):
+        return False  # sizes the checker took on trust: the relation checks them at run time
     raises = op.raises
     if raises == Raises.NEVER:
         return True
@@ -281,7 +283,7 @@ def removable_nodes(nodes: list[Expr], type_of: TypeOf | None = None) -> set[int
         if isinstance(node, (Function, *ATOMS)):
             removable.add(id(node))
             continue
-        if isinstance(node, (Grad, RefWrite)):
+        if isinstance(node, (Grad, RefWrite)) or isinstance(node, Ascribe) and checks_sizes(node, type_of):
             continue
         if isinstance(node, Call) and not (isinstance(node.callee, Op) and op_cannot_fail(node, type_of)):
             continue
@@ -295,12 +297,30 @@ def removable_nodes(nodes: list[Expr], type_of: TypeOf | None = None) -> set[int
     return removable
 
 
+def checks_sizes(e: Ascribe, type_of: TypeOf) -> bool:
+    """Whether ascription ``e`` checks sizes at run time (so it may fail): the type of what it
+    ascribes has ``?`` (the checker puts one where such a value meets a known size)."""
+    inner = type_of(e.expr)
+    return inner is None or has_unknown_dim(inner) and inner != e.type
+
+
+def mentions_unknown_dim(module: Module) -> bool:
+    """Whether a type written in ``module`` (an annotation, a result, an ascription) has ``?``."""
+    for fn in module.functions.values():
+        for node in post_order(fn):
+            ty = node.type_annotation if isinstance(node, Var) else node.ret_type if isinstance(node, Function) \
+                else node.type if isinstance(node, (Ascribe, Zero)) else None
+            if ty is not None and has_unknown_dim(ty):
+                return True
+    return False
+
+
 def is_removable(expr: Expr, type_of: TypeOf | None = None) -> bool:
     """Whether ``expr`` can be dropped when its value is unused (see ``removable_nodes``)."""
     return isinstance(expr, ATOMS) or id(expr) in removable_nodes(list(post_order(expr)), type_of)
 
 
 __all__ = [
-    "ATOMS", "ScopedRewriter", "annotation_types", "compose_types", "fresh_copy", "instantiated", "is_removable", "let_values",
+    "ATOMS", "ScopedRewriter", "annotation_types", "checks_sizes", "mentions_unknown_dim", "compose_types", "fresh_copy", "instantiated", "is_removable", "let_values",
     "lets", "map_functions", "op_cannot_fail", "removable_nodes", "retyped", "substitute",
 ]  # fmt: skip

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..types import Shape
+from ..types import Shape, has_unknown_dim
 
 if TYPE_CHECKING:
     from ..expr import Expr
@@ -22,7 +22,7 @@ def summed(s: Site, *parts: Expr, part_shapes: list[Shape] | None = None) -> lis
     argument's static shape is used as it is: summing over no axis only turns -0.0 into 0.0,
     which adding the part to its zero-initialized adjoint does anyway."""
     shapes = part_shapes or [s.out_type.shape] * len(parts)
-    return [part if isinstance(shape, Shape) and shape == ty.shape else s.op("sum_to", part, arg)
+    return [part if isinstance(shape, Shape) and shape == ty.shape and not has_unknown_dim(shape) else s.op("sum_to", part, arg)
             for part, arg, ty, shape in zip(parts, s.args, s.types, shapes)]
 
 

@@ -84,6 +84,18 @@ def ranked_dims(t: TensorType, position: int, rank: int, at_least: bool = False,
     return dims
 
 
+def differ(x: Dim, y: Dim) -> bool:
+    """Whether two dimensions are known to differ: ``?`` differs from none (it is checked when the
+    operator runs, on the actual sizes)."""
+    return x != y and not x.is_unknown and not y.is_unknown
+
+
+def consistent(a: Type, b: Type) -> bool:
+    """Whether two shapes may be equal: equal, or of one rank with no dimension known to differ."""
+    return a == b or isinstance(a, Shape) and isinstance(b, Shape) and a.rank == b.rank \
+        and not any(differ(x, y) for x, y in zip(a.dims, b.dims))
+
+
 def check_same_dims(t: TensorType, position: int, ref: TensorType, skip: int | None = None) -> None:
     """Require argument ``position`` to have the dimensions of argument 1 (``ref``) except ``skip``."""
     if not (isinstance(t.shape, Shape) and isinstance(ref.shape, Shape)):
@@ -92,7 +104,7 @@ def check_same_dims(t: TensorType, position: int, ref: TensorType, skip: int | N
     if len(dims) != len(ref_dims):
         fail(f"argument {position} has rank {len(dims)} ({t.shape}), but argument 1 has rank {len(ref_dims)} ({ref.shape})")
     for i, (d, r) in enumerate(zip(dims, ref_dims)):
-        if i != skip and d != r:
+        if i != skip and differ(d, r):
             fail(f"argument {position} {t.shape} differs from argument 1 {ref.shape} in dimension {i}: {dim_text(d)} vs {dim_text(r)}")
 
 
@@ -145,10 +157,19 @@ def broadcast(a: Type, b: Type) -> Type:
     result = []
     pairs = zip(one * (rank - a.rank) + a.dims, one * (rank - b.rank) + b.dims)
     for i, (x, y) in enumerate(pairs):
-        if x != y and x != 1 and y != 1:
+        if differ(x, y) and x != 1 and y != 1:
             fail(f"cannot broadcast {a} with {b}: dimension {i}: {dim_text(x)} vs {dim_text(y)}")
-        result.append(y if x == 1 else x)
+        result.append(_broadcast_dim(x, y))
     return Shape(*result)
+
+
+def _broadcast_dim(x: Dim, y: Dim) -> Dim:
+    """One dimension of a broadcast. With ``?`` on one side the result is the other side only
+    where that is a size other than 1 (``?`` must then be 1 or equal to it); else ``?``."""
+    if x.is_unknown or y.is_unknown:
+        known = y if x.is_unknown else x
+        return known if known.value is not None and known.value != 1 else Dim.unknown()
+    return y if x == 1 else x
 
 
 def check_broadcasts_to(src: Type, dst: Type, what: str) -> None:
@@ -161,7 +182,7 @@ def check_broadcasts_to(src: Type, dst: Type, what: str) -> None:
         fail(f"{what}: rank {src.rank} is larger than {dst.rank}")
     offset = dst.rank - src.rank
     for i, (x, y) in enumerate(zip(src.dims, dst.dims[offset:]), offset):
-        if x != y and x != 1:
+        if differ(x, y) and x != 1:
             fail(f"{what}: dimension {i}: {dim_text(x)} vs {dim_text(y)}")
 
 
@@ -333,7 +354,7 @@ def reshaped(newshape: Sequence[int], dims: Sequence[Dim | int], fail: Fail) -> 
             whole = dims[d.inputs[0]]
             part = whole // d.other if d.size == -1 else d.size
             other = whole // d.size if d.other == -1 else d.other
-            if part * other != whole:
+            if differ(as_dim(part * other), as_dim(whole)):
                 fail(f"-4 cannot split dimension {d.inputs[0]} ({dim_text(as_dim(whole))}) of {Shape(*dims)} into "
                      f"({d.size}, {d.other})")
             out.append(part)
@@ -346,12 +367,12 @@ def reshaped(newshape: Sequence[int], dims: Sequence[Dim | int], fail: Fail) -> 
             fail(f"cannot infer the -1 in newshape {tuple(newshape)} for {Shape(*dims)}: the other dimensions hold 0 "
                  "elements")
         inferred = total // known
-        if inferred * known != total:
+        if differ(as_dim(inferred * known), as_dim(total)):
             total_text, known_text = dim_text(as_dim(total)), dim_text(as_dim(known))
             fail(f"cannot reshape {Shape(*dims)} ({total_text} elements) to {tuple(newshape)}: "
                  f"{total_text} is not a multiple of {known_text}")
         return [inferred if d is None else d for d in out]
-    if known != total:
+    if differ(as_dim(known), as_dim(total)):
         fail(f"cannot reshape {Shape(*dims)} ({dim_text(as_dim(total))} elements) to {Shape(*out)} "
              f"({dim_text(as_dim(known))} elements)")
     return out
@@ -714,7 +735,7 @@ def matmul(args: list[Type], attrs: dict[str, Any]) -> Type:
     dtype = same_dtype([a, b])
     da = ranked_dims(a, 1, 2, at_least=True)
     db = ranked_dims(b, 2, 2, at_least=True)
-    if da[-1] != db[-2]:
+    if differ(da[-1], db[-2]):
         fail(f"inner dimensions differ: {dim_text(da[-1])} vs {dim_text(db[-2])} ({a.shape} @ {b.shape})")
     try:
         batch = broadcast(Shape(*da[:-2]), Shape(*db[:-2]))
@@ -730,10 +751,10 @@ def dense(args: list[Type], attrs: dict[str, Any]) -> Type:
     x, w = ts[0], ts[1]
     dx = ranked_dims(x, 1, 1, at_least=True)
     units, features = ranked_dims(w, 2, 2)
-    if dx[-1] != features:
+    if differ(dx[-1], features):
         fail(f"dense expects {dim_text(features)} input features (weight {w.shape}) "
              f"but the input has {dim_text(dx[-1])} ({x.shape})")
-    if len(ts) == 3 and ts[2].shape != Shape(units):
+    if len(ts) == 3 and not consistent(ts[2].shape, Shape(units)):
         fail(f"the bias must have shape {Shape(units)} for {dim_text(units)} units (weight {w.shape}), not {ts[2].shape}")
     return TensorType(dtype, Shape(*dx[:-1], units))
 
@@ -769,7 +790,7 @@ def conv_shape(x: TensorType, x_position: int, w: TensorType, w_position: int, a
     n, channels, _, _ = ranked_dims(x, x_position, 4, layout="NCHW")
     out_channels, in_channels, kh, kw = ranked_dims(w, w_position, 4, layout="OIHW")
     grouped_weight(groups, w, w_position, "output")
-    if channels != in_channels * groups:
+    if differ(channels, in_channels * groups):
         grouping = f", groups {groups}" if groups != 1 else ""
         fail(f"conv2d expects {dim_text(in_channels * groups)} input channels (weight {w.shape}{grouping}) "
              f"but the input has {dim_text(channels)} ({x.shape})")
@@ -815,7 +836,7 @@ def transposed_shape(g: TensorType, g_position: int, w: TensorType, w_position: 
     has none (conv2d gives no empty image)."""
     n, channels, _, _ = dims = ranked_dims(g, g_position, 4, layout="NCHW")
     w_channels, out_channels, kh, kw = ranked_dims(w, w_position, 4)
-    if channels != w_channels:
+    if differ(channels, w_channels):
         fail(f"argument {g_position} has {dim_text(channels)} channels ({g.shape}), but dimension 0 of argument "
              f"{w_position} {w.shape} is {dim_text(w_channels)}")
     strides, padding, dilation, extra = (attrs[k] for k in ("strides", "padding", "dilation", "output_padding"))
@@ -893,7 +914,7 @@ def check_gradient_shape(g: TensorType, expected: Type, forward: str, position: 
         fail(f"argument {position} has rank {g.shape.rank} ({g.shape}), but the {forward} result has rank "
              f"{expected.rank} ({expected})")
     for i, (d, e) in enumerate(zip(g.shape.dims, expected.dims)):
-        if d != e:
+        if differ(d, e):
             fail(f"argument {position} {g.shape} differs from the {forward} result {expected} in dimension {i}: "
                  f"{dim_text(d)} vs {dim_text(e)}")
 
@@ -903,7 +924,7 @@ def reshape_like(args: list[Type], attrs: dict[str, Any]) -> Type:
     x, like = tensors(args)
     if x.shape != like.shape:
         total, target = product(dims_of(x, 1)), product(dims_of(like, 2))
-        if total != target:
+        if differ(total, target):
             fail(f"cannot reshape {x.shape} ({dim_text(total)} elements) to the shape of argument 2, "
                  f"{like.shape} ({dim_text(target)} elements)")
     return TensorType(x.dtype, like.shape)
@@ -973,7 +994,7 @@ def max_pool2d_gather(args: list[Type], attrs: dict[str, Any]) -> Type:
     """h and x of one shape give the pooled shape of x, in h's dtype."""
     h, x = tensors(args, NUMBER)
     same_dtype([h, x])
-    if h.shape != x.shape:
+    if not consistent(h.shape, x.shape):
         fail(f"argument 1 {h.shape} and argument 2 {x.shape} must have the same shape")
     return TensorType(h.dtype, pooled_shape(x, 2, attrs))
 
@@ -1047,7 +1068,7 @@ def moments(args: list[Type], attrs: dict[str, Any]) -> Type:
 def channel_vector(t: TensorType, position: int, data: TensorType, axis: int) -> None:
     """Require argument ``position`` to be a vector as long as axis ``axis`` of argument 1 (``data``)."""
     size = data.shape.dims[axis]
-    if not (isinstance(t.shape, Shape) and t.shape == Shape(size)):
+    if not consistent(t.shape, Shape(size)):
         fail(f"argument {position} must have shape {Shape(size)}, the size of axis {axis} of argument 1 "
              f"{data.shape}, not {t.shape}")
 

@@ -272,6 +272,7 @@ class _Builder(Chooser):
             (1, lambda: Dim.const(self.integer(0, 2**40))),
             (3 if dim_vars else 0, lambda: as_dim(self.one_of(dim_vars))),
             (3, lambda: as_dim(self.dim_tree(dim_vars, 5).build(safe=True))),
+            (1, Dim.unknown),
         ])  # fmt: skip
 
     def fresh_tvars(self, lo: int, hi: int) -> tuple[TypeVar, ...]:

@@ -67,12 +67,15 @@ class Features:
 
     ``ops`` names the operators that may appear (None: every registered operator).
     ``grad`` adds ``Grad`` nodes (off by default: their expansions make programs several times
-    larger and slower to run; ``relayish difftest`` turns it on).
+    larger and slower to run; ``relayish difftest`` turns it on). ``unknown_dims`` ascribes some
+    operator arguments a type with ``?`` dimensions (``(Tensor(.., Shape(?, 3))) %x``) and the call
+    its known type again, so relations, run-time checks, the optimizer and gradients meet ``?``.
     """
 
     dtypes: tuple[BaseType, ...] = DEFAULT_DTYPES
     ops: tuple[str, ...] | None = None
     symbolic: bool = True
+    unknown_dims: bool = True  # operator arguments seen through a ``?`` dimension now and then
     lets: bool = True
     tuples: bool = True
     ifs: bool = True
@@ -483,7 +486,7 @@ class _Generator(Chooser):
             name = candidates.pop(self.integer(0, len(candidates) - 1))
             plan = self.usable(self.ops[name].rule(self, ty))
             if plan is not None:
-                return self.build_call(name, plan, scope, depth)
+                return self.build_call(name, plan, scope, depth, ty)
         return self.leaf(ty, scope)
 
     def op_first(self, scope: _Scope, depth: int) -> tuple[Expr, Type]:
@@ -494,7 +497,7 @@ class _Generator(Chooser):
             ty = self.hinted_type(hint)
             plan = self.usable(rule(self, ty)) if ty is not None else None
             if plan is not None:
-                return self.build_call(name, plan, scope, depth), ty
+                return self.build_call(name, plan, scope, depth, ty), ty
         return self.new_value(scope, depth)
 
     def hinted_type(self, hint: Hint) -> TensorType | None:
@@ -510,7 +513,7 @@ class _Generator(Chooser):
         """``plan``, unless it projects a tuple result (split) where the features rule tuples out."""
         return None if plan is not None and plan.field is not None and not self.features.tuples else plan
 
-    def build_call(self, name: str, plan: Plan, scope: _Scope, depth: int) -> Expr:
+    def build_call(self, name: str, plan: Plan, scope: _Scope, depth: int, result: TensorType) -> Expr:
         """The call; a guarded integer argument is bound first and then made safe."""
         bindings: list[tuple[Var, Expr]] = []
         args = []
@@ -523,10 +526,29 @@ class _Generator(Chooser):
                 var = self.fresh(arg.type, "d")
                 bindings.append((var, self.expr(arg.type, scope, depth)))
                 args.append(_guarded(arg, var))
-        result = planned_call(name, args, plan)
+        call = planned_call(name, args, plan)
+        if self.features.unknown_dims and name in _WIDENED and self.flag(6):
+            call = self.through_unknown(call, plan, result)
         for var, value in reversed(bindings):
-            result = Let(var, value, result)
-        return result
+            call = Let(var, value, call)
+        return call
+
+    def through_unknown(self, call: Call, plan: Plan, result: TensorType) -> Expr:
+        """``call`` with one tensor argument ascribed a type with ``?`` for some of its dimensions
+        (the checker then leaves their sizes to the run-time checks), ascribed its result type again."""
+        positions = [k for k, a in enumerate(plan.args)
+                     if not isinstance(a, Indices) and a.guard is None and a.type.shape.rank > 0]
+        if not positions:
+            return call
+        k = self.one_of(positions)
+        ty = plan.args[k].type
+        keep = [self.flag() for _ in ty.shape.dims]
+        if all(keep):
+            keep[self.integer(0, len(keep) - 1)] = False
+        widened = TensorType(ty.dtype, Shape(*(d if kept else Dim.unknown() for d, kept in zip(ty.shape.dims, keep))))
+        args = list(call.args)
+        args[k] = Ascribe(args[k], widened)
+        return Ascribe(Call(call.callee, args, call.attrs), result)
 
     def indices(self, arg: Indices, scope: _Scope, depth: int) -> Expr:
         """Indices in 0 .. size - 1: constants, or 0/1 from a comparison, or zeros."""
@@ -610,6 +632,12 @@ class _Generator(Chooser):
             self.nodes_left = self.features.max_nodes
             functions[g.name] = self.definition(g)
         return Module(functions)
+
+
+# operators whose arguments ``through_unknown`` may widen: their relations decide with ``?`` what the
+# known sizes would give (others, like ``squeeze`` without axes, need the sizes themselves)
+_WIDENED = frozenset({name for name, op in all_ops().items() if op.pattern.name in ("ELEMWISE", "BROADCAST", "REDUCE")}
+                     | {"concatenate", "matmul", "dense", "softmax", "log_softmax", "transpose", "reshape"})
 
 
 def planned_call(name: str, args: Sequence[Expr], plan: Plan) -> Expr:

@@ -9,6 +9,7 @@ declared type) and the printer/parser round trip all check it and are checked by
 from __future__ import annotations
 
 import collections
+import itertools
 import os
 
 import numpy as np
@@ -18,14 +19,14 @@ from hypothesis import strategies as st
 from hypothesis.statistics import collector
 
 import relayish
-from relayish.expr import EXPR_CLASSES, Call, Function, Grad, Op, Var
+from relayish.expr import EXPR_CLASSES, Ascribe, Call, Function, Grad, Op, Var
 from relayish.ops import all_ops, get_op
 from relayish.ops.generation import Indices
 from relayish.testing.choices import Stream
 from relayish.testing.inputs import example_inputs
-from relayish.testing.strategies import Features, _Generator, coverage, modules, planned_call, programs
+from relayish.testing.strategies import Features, _Generator, coverage, modules, planned_call, programs, random_programs
 from relayish.traverse import post_order
-from relayish.types import FloatType, IntType, TensorType, TypeVar
+from relayish.types import FloatType, IntType, TensorType, TypeVar, has_unknown_dim
 from runtime.values import check_value
 
 HEAVY = os.environ.get("RELAYISH_HYPOTHESIS") == "heavy"
@@ -231,3 +232,18 @@ def test_programs_refuse_no_generated_module():
     stats = run_counting(check, 100)
     assert stats["rejected"] == 0
 
+
+
+def test_some_operator_arguments_are_seen_through_unknown_dimensions():
+    """With ``unknown_dims`` (the default), a share of the operator calls take an argument ascribed
+    a type with ``?``; the call is ascribed its known type again, so the program's types do not change."""
+    seen = 0
+    for program in itertools.islice(random_programs(4, Features(grad=True)), 60):
+        checks = [node for fn in program.module.functions.values() for node in post_order(fn)
+                  if isinstance(node, Ascribe) and has_unknown_dim(node.type)]
+        seen += bool(checks)
+        for check in checks:
+            assert any(d.is_unknown for d in check.type.shape.dims)
+    assert seen >= 5
+    plain = random_programs(4, Features(grad=True, unknown_dims=False))
+    assert not any("?" in str(p.module) for p in itertools.islice(plain, 60))
