@@ -37,7 +37,7 @@ from relayish.expr import (
 )  # fmt: skip
 from relayish.module import Module
 from relayish.ops.expand import expand_lowered, has_lowered
-from relayish.ops.registry import lookup_op
+from relayish.ops.registry import is_user_op, lookup_op
 from relayish.ops.sites import Site
 from relayish.traverse import free_vars, globals_reached, post_order, reads, replace, trampoline
 from relayish.types import (
@@ -343,7 +343,11 @@ class Dualizer:
         bindings.append((yb, RefNew(op("zeros_like", y))))
         types = [self.ctx.type_of(a) for a in e.args]
         out_type = self.ctx.type_of(e)
-        if linked and definition.gradient is not None and _is_float(out_type) and any(map(_is_float, types)):
+        differentiated = linked and _is_float(out_type) and any(map(_is_float, types))
+        if differentiated and definition.gradient is None and is_user_op(name):
+            raise RelayTypeError(f"Grad: @{name} was registered without a vjp, so nothing says how to differentiate it "
+                                 "(relayish.register_operator(..., vjp=...))", e.span)
+        if differentiated and definition.gradient is not None:
             g = Var("g")
             site = Site(name, tuple(primals), tuple(types), y, out_type, definition.full_attrs(e.attrs), g)
             contributions = definition.gradient(site)

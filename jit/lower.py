@@ -35,11 +35,11 @@ from relayish.expr import (
 )  # fmt: skip
 from relayish.module import Module
 from relayish.ops.limits import check_tensor, max_tensor_bytes, tensor_bytes, tensor_types
-from relayish.ops.registry import lookup_op
+from relayish.ops.registry import is_user_op, lookup_op
 from relayish.traverse import free_vars, post_order, use_counts
 from relayish.types import BaseType, FloatType, Kind, Shape, TensorType, TupleType, Type, TypeVar, has_unknown_dim
 from runtime.limits import step_limit
-from runtime.operators import check_shapes
+from runtime.operators import check_shapes, run_op
 from runtime.values import check_ascribed
 
 from . import scalars
@@ -83,7 +83,7 @@ class Lowering:
         self.namespace: dict[str, Any] = {"_unit": (), "_zeros": self.runtime.zeros, "_asarray": np.asarray,
                                           "_accumulate_into": accumulate_into, "_take_at": take_at,
                                           "_in_python": in_python, "_check_tensor": check_tensor, "_count_call": budget,
-                                          "_check_shapes": check_shapes, "_check_ascribed": check_ascribed,
+                                          "_check_shapes": check_shapes, "_check_ascribed": check_ascribed, "_run_op": run_op,
                                           "_scatter_add_at": scatter_add_at, "_scatter_add_at_in_place": scatter_add_at_in_place,
                                           **scalars.NAMESPACE}
         self.uses = use_counts(*module.functions.values())
@@ -523,6 +523,13 @@ class Lowering:
         attrs = op.full_attrs(e.attrs)
         types = [self.types.get(id(a)) for a in e.args]
         args = [self.atom(a, em) for a in e.args]
+        if is_user_op(op.name):  # registered from Python: its implementation runs on the host, checked
+            if self.target != "cpu":
+                raise CompileError(f"operator @{op.name} is registered from Python: the {self.target} target has no "
+                                   "kernel for it (compile for the CPU)", e.span)
+            call = f"_run_op({self.constant(op, 'op')}, {op.name!r}, [{', '.join(args)}], {self.constant(e.attrs, 'attrs')}, " \
+                   f"{self.constant(e.span, 'span')}, {self.current!r})"
+            return f"{call}[()]" if scalars.is_scalar(self.types.get(id(e))) else call
         if any(has_unknown_dim(t) for t in types):  # sizes the checker could not check: checked here
             em.line(f"_check_shapes({self.constant(op, 'op')}, [{', '.join(args)}], {self.constant(e.attrs, 'attrs')}, "
                     f"{self.constant(e.span, 'span')}, {self.current!r})")

@@ -41,6 +41,8 @@ _EXPORTS = {
     "UInt8": ("frontend", "UInt8"),
     "Bool": ("frontend", "Bool"),
     "evaluate": ("interp", "evaluate"),
+    "register_operator": ("relayish.ops.user", "register_operator"),
+    "unregister_operator": ("relayish.ops.user", "unregister_operator"),
     "vjp": ("ad", "vjp"),
     "Span": ("relayish.errors", "Span"),
     "Module": ("relayish.module", "Module"),

@@ -18,7 +18,7 @@ import numpy as np
 
 from .dims import Dim, FloorDiv
 from .expr import Call, Constant, Expr, Function, GlobalVar, Let, Op, Var
-from .module import Module
+from .module import Module, RelationDecl
 from .types import ForallType, Shape, Type, TypeVar
 
 Term = Module | Expr | Type
@@ -80,7 +80,11 @@ class _Walk:
                 yield ("module", len(item.op_decls), len(item.functions))
                 for name in sorted(item.op_decls):
                     yield ("operator", name)
-                    yield from self.tokens(item.op_decls[name])
+                    declared = item.op_decls[name]
+                    if isinstance(declared, RelationDecl):
+                        yield ("relation", declared.relation)
+                    else:
+                        yield from self.tokens(declared)
                 for name in sorted(item.functions):
                     yield ("def", name)
                     yield from self.tokens(item.functions[name])

@@ -27,8 +27,9 @@ from .expr import (
     RefRead, RefWrite, Tuple, Var, Zero,
 )  # fmt: skip
 from .lexer import Token, tokenize
-from .module import Module
-from .ops.registry import lookup_op
+from .module import Module, RelationDecl
+from .ops.registry import is_user_op, lookup_op
+from .ops.user import RELATIONS
 from .printer import BINARY_OPS, DTYPE_SUFFIX
 from .traverse import trampoline
 from .types import (
@@ -177,7 +178,14 @@ class Parser:
                 if name in self.op_decls:
                     raise self.error(f"operator @{name} is declared twice", name_tok)
                 self.expect(":")
-                self.op_decls[name] = yield self.type_()
+                if self.tok.kind == "ident" and self.tok.text == "relation":
+                    self.advance()
+                    relation = self.identifier(f"a relation ({', '.join(RELATIONS)})")
+                    if relation.text not in RELATIONS:
+                        raise self.error(f"unknown relation {relation.text} (the relations: {', '.join(RELATIONS)})", relation)
+                    self.op_decls[name] = RelationDecl(relation.text)
+                else:
+                    self.op_decls[name] = yield self.type_()
             elif self.accept("def"):
                 name_tok = self.tok
                 name = self.global_name("a global name such as @main")
@@ -201,7 +209,7 @@ class Parser:
     def global_name(self, what: str) -> str:
         tok = self.name_token("global", what)
         name = tok.text[1:]
-        if lookup_op(name) is not None:
+        if lookup_op(name) is not None and not is_user_op(name):
             raise self.error(f"@{name} is a standard operator and cannot be redefined", tok)
         return name
 

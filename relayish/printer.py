@@ -19,7 +19,7 @@ from .expr import (
     Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
     RefRead, RefWrite, Tuple, Var, Zero,
 )  # fmt: skip
-from .module import Module
+from .module import Module, RelationDecl
 from .names import Names
 from .traverse import trampoline
 from .types import (
@@ -341,7 +341,10 @@ class Printer:
         for name, ty in m.op_decls.items():
             self.fresh_names()
             self.emit(f"operator @{name} : ")
-            yield self.type_(ty)
+            if isinstance(ty, RelationDecl):
+                self.emit(f"relation {ty.relation}")
+            else:
+                yield self.type_(ty)
             self.emit("\n")
         for i, (name, fn) in enumerate(m.functions.items()):
             if i or m.op_decls:

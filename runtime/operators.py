@@ -17,7 +17,7 @@ import numpy as np
 
 from relayish.errors import RelayError, RelayRuntimeError, Span
 from relayish.ops.limits import check_tensor, max_tensor_bytes, tensor_bytes, tensor_types
-from relayish.ops.registry import OpDef
+from relayish.ops.registry import OpDef, is_user_op
 from relayish.types import BaseType, Shape, TensorType
 
 
@@ -42,7 +42,26 @@ def run_op(op: OpDef | None, name: str, args: list[Any], attrs: Any, span: Span 
     except MemoryError:  # working memory (conv2d's window copy), not the result: that was checked above
         raise RelayRuntimeError(f"@{name} ran out of memory in @{global_name}: its working memory does not fit, "
                                 f"though its result does (arguments {_shapes(args)})", span) from None
+    if is_user_op(name):  # code of the user's: what it returns must be what its relation says
+        result = _checked_result(name, result, results, span, global_name)
     return result
+
+
+def _checked_result(name: str, result: Any, expected: list[tuple[tuple[int, ...], np.dtype, int]], span: Span | None,
+                    global_name: str) -> Any:
+    """A registered operator's result as arrays, each of the shape and dtype its relation gives."""
+    parts = list(result) if isinstance(result, tuple) else [result]
+    arrays = [np.asarray(p) for p in parts]
+    got = [(a.shape, a.dtype) for a in arrays]
+    want = [(shape, dtype) for shape, dtype, _ in expected]
+    if got != want:
+        raise RelayRuntimeError(f"@{name} in @{global_name}: its implementation returned {_described(got)}, but its "
+                                f"relation gives {_described(want)}", span)
+    return tuple(arrays) if isinstance(result, tuple) else arrays[0]
+
+
+def _described(parts: list[tuple[tuple[int, ...], np.dtype]]) -> str:
+    return ", ".join(f"{dtype} {shape}" for shape, dtype in parts) or "nothing"
 
 
 def _shapes(args: list[Any]) -> str:

@@ -22,7 +22,8 @@ from relayish.expr import (
     RefRead, RefWrite, Tuple, Var, Zero,
 )  # fmt: skip
 from relayish.graphs import strongly_connected
-from relayish.module import Module
+from relayish.module import Module, RelationDecl
+from relayish.ops.user import RELATIONS
 from relayish.ops.registry import lookup_op
 from relayish.traverse import ExprMutator, bound_vars, post_order, trampoline, with_children
 from relayish.types import (
@@ -283,7 +284,15 @@ class FunctionChecker:
                 return result
             if callee.name not in self.module.op_decls:
                 raise self.fail(callee, f"unknown operator @{callee.name}")
-            fn_type = self.solver.instantiate(self.module.op_decls[callee.name])
+            declared = self.module.op_decls[callee.name]
+            if isinstance(declared, RelationDecl):
+                relation, arity = RELATIONS[declared.relation]
+                if len(args) != arity:
+                    raise self.fail(e, f"@{callee.name} takes {arity} argument{'s' * (arity != 1)}, not {len(args)}")
+                result = Hole.fresh()
+                self.run_relation(e, relation, args, result)
+                return result
+            fn_type = self.solver.instantiate(declared)
         else:
             fn_type = self.solver.instantiate(self.solver.shallow((yield self.infer(callee))))
         fn_type = self.solver.shallow(fn_type)

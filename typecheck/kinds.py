@@ -12,7 +12,7 @@ from typing import Any, Callable, Collection, Iterator
 
 from relayish.errors import KindError, Span
 from relayish.expr import Ascribe, Expr, Function, Let, Op, Var, Zero
-from relayish.module import Module
+from relayish.module import Module, RelationDecl
 from relayish.traverse import post_order, trampoline
 from relayish.types import (
     BaseType, ForallType, FuncType, Kind, RefType, Shape, TensorType, TupleType, Type, TypeVar,
@@ -96,8 +96,11 @@ def check_signature(fn: Function, scope: Collection[TypeVar] = ()) -> None:
 def check_operator(module: Module, name: str) -> None:
     """Kind-check the declaration of operator ``@name``. Declarations keep no position, so
     an error points at the operator's first use (and has none when it is never used)."""
+    declared = module.op_decls[name]
+    if isinstance(declared, RelationDecl):
+        return  # a relation of the library's: nothing written to check
     try:
-        check_type(module.op_decls[name], set(), None, f"declared type of operator @{name}")
+        check_type(declared, set(), None, f"declared type of operator @{name}")
     except KindError as err:
         uses = (node.span for fn in module.functions.values() for node in post_order(fn) if isinstance(node, Op) and node.name == name)
         raise KindError(err.message, next(uses, None)) from None

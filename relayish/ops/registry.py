@@ -31,7 +31,25 @@ def get_op(name: str) -> OpDef:
 
 
 def lookup_op(name: str) -> OpDef | None:
-    return _REGISTRY.get(name)
+    found = _REGISTRY.get(name)
+    return found if found is not None or not _USER else _USER.get(name)
+
+
+# Operators registered from Python (relayish/ops/user.py): looked up like the standard ones, but not
+# among ``all_ops`` (the records every standard operator completes: kernels, docs, generator rules).
+_USER: dict[str, OpDef] = {}
+
+
+def register_user_op(op: OpDef) -> None:
+    _USER[op.name] = op
+
+
+def unregister_user_op(name: str) -> None:
+    _USER.pop(name, None)
+
+
+def is_user_op(name: str) -> bool:
+    return name in _USER and name not in _REGISTRY
 
 
 def all_ops() -> dict[str, OpDef]:

@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ..expr import Call, Constant, Expr, Op, Tuple
+from ..expr import Call, Constant, Expr, Op, Proj, Tuple
 from ..types import TensorType
 
 
@@ -40,6 +40,10 @@ class Site:
     def tuple(self, *fields: Expr) -> Tuple:
         """A tuple of ``fields`` (the lowering of an operator with a tuple result, such as ``split``)."""
         return Tuple(fields)
+
+    def field(self, e: Expr, index: int) -> Proj:
+        """Field ``index`` of the tuple ``e`` (a user operator's vjp returns one per argument)."""
+        return Proj(e, index)
 
     def const(self, value: float, like: TensorType | None = None) -> Constant:
         """A scalar of ``like``'s dtype (the result's by default)."""
