@@ -423,10 +423,10 @@ class _Annotate(ExprMutator):
     """Rebuilds a function with every binding and every function's result annotated, and with
     the run-time checks of ``?`` dimensions (``FunctionChecker.dynamic_checks``) as ascriptions."""
 
-    def __init__(self, types: dict[int, Type], checks: dict[int, list[tuple[int, Type]]]):
+    def __init__(self, checker: FunctionChecker):
         super().__init__()
-        self.types = types
-        self.checks = checks
+        self.types = {k: checker.solver.resolve(t) for k, t in checker.types.items()}
+        self.checks = checker.dynamic_checks()
         self.new_vars: dict[int, Var] = {}
 
     def annotate_vars(self, fn: Function) -> None:
@@ -513,7 +513,7 @@ def _check_global(
         return cached[1]
     checker = FunctionChecker(module, global_types)
     ty = checker.check(fn, global_types.get(name))
-    result = _annotated(checker, name, fn, ty)
+    result = _annotated(checker, name, fn, ty, _Annotate(checker))
     _CACHE[fn] = (key, result)
     return result
 
@@ -525,15 +525,14 @@ def _check_recursive(module: Module, group: list[str], global_types: dict[str, T
     unknowns = [Hole.fresh() for _ in group]
     checker = FunctionChecker(module, {**global_types, **dict(zip(group, unknowns))})
     types = checker.check_group(fns, unknowns)
-    return {name: _annotated(checker, name, fn, ty) for name, fn, ty in zip(group, fns, types)}
+    mutator = _Annotate(checker)  # one for the group: what the checker found is resolved once
+    return {name: _annotated(checker, name, fn, ty, mutator) for name, fn, ty in zip(group, fns, types)}
 
 
-def _annotated(checker: FunctionChecker, name: str, fn: Function, ty: Type) -> tuple[Type, Function]:
+def _annotated(checker: FunctionChecker, name: str, fn: Function, ty: Type, mutator: _Annotate) -> tuple[Type, Function]:
     """``fn`` with every binding and result annotated from what ``checker`` found."""
     if checker.solver.holes_in(ty):
         raise RelayTypeError(f"cannot infer the type of @{name} ({ty}): annotate its parameters", fn.span)
-    types = {k: checker.solver.resolve(t) for k, t in checker.types.items()}
-    mutator = _Annotate(types, checker.dynamic_checks())
     mutator.annotate_vars(fn)
     return ty, mutator.mutate(fn)
 
