@@ -95,7 +95,7 @@ def spans(module: Module) -> list[tuple[str, int, int]]:
 
 # Where an entry's classes may come from: their modules (classes defined there only), and
 # the functions and NumPy names that pickles of types and arrays call (and ``?``'s one atom).
-_IR_MODULES = ("relayish.expr", "relayish.types", "relayish.dims", "relayish.errors", __name__)
+_IR_MODULES = ("relayish.expr", "relayish.types", "relayish.dims", "relayish.errors", "relayish.module", __name__)
 _CALLABLES = {("relayish.types", "_build"), ("relayish.dims", "UNKNOWN"), ("numpy", "dtype"), ("numpy", "ndarray"),
               ("numpy._core.numeric", "_frombuffer"), ("numpy.core.numeric", "_frombuffer"),
               ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "_reconstruct"),

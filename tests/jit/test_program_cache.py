@@ -75,6 +75,23 @@ def test_a_second_compile_loads_the_optimized_program(monkeypatch, tmp_path):
     assert len(calls) == 4 and len(entries()) == 4
 
 
+def test_unknown_dimensions_and_operators_declared_by_relation_load(monkeypatch, tmp_path):
+    """What only such modules hold (``?``'s atom, a ``RelationDecl``) is what the unpickler allows."""
+    monkeypatch.setenv("RELAYISH_CACHE_DIR", str(tmp_path))
+    calls = counting_optimize(monkeypatch)
+    text = ("operator @hypot : relation broadcast\n"
+            "def @f(%a: Tensor(FloatType(64), Shape(?)), %b: Tensor(FloatType(64), Shape(2, 1))) { @hypot(%a, %b) }\n")
+    relayish.register_operator("hypot", np.hypot, relation="broadcast")
+    try:
+        first = relayish.compile(relayish.parse(text), "f")
+        second = relayish.compile(relayish.parse(text), "f")
+        assert len(calls) == 1, "loaded, not optimized again"
+        a, b = np.arange(3.0), np.ones((2, 1))
+        np.testing.assert_array_equal(second(a, b), first(a, b))
+    finally:
+        relayish.unregister_operator("hypot")
+
+
 def test_a_damaged_entry_is_computed_and_written_again(monkeypatch, tmp_path):
     monkeypatch.setenv("RELAYISH_CACHE_DIR", str(tmp_path))
     calls = counting_optimize(monkeypatch)
