@@ -92,6 +92,7 @@ class Lowering:
         self.constant_names: dict[int, str] = {}  # id(object) -> its name; the namespace keeps the object alive
         self.in_loop = False  # emitting the body of a while-True loop (a function's tail calls)
         self.return_checks: list[Ascribe] = []  # checked ascriptions around the tail being emitted
+        self.owed: dict[int, tuple[Ascribe, str]] = {}  # those around a loop's tail calls: their flags
         self.numpy_scalars = False  # emitted NumPy scalar arithmetic, which warns unless told not to
         self.heap_objects = False  # defines closures or makes references: objects the cyclic GC tracks (jit/collector.py)
         self.python_calls = False  # calls a function of the program (or a closure): Python recursion is possible
@@ -168,7 +169,11 @@ class Lowering:
         self.define(pyname, params, self_ref, em)
         em.depth += 1
         loops = any(self.is_self_call(e, self_ref) for e in tail_positions(fn.body))
-        if loops:
+        saved_owed, self.owed = self.owed, {}
+        if loops:  # a checked ascription around a call of itself checks what the loop finally returns
+            for ascription in checked_around(fn.body, lambda c: self.is_self_call(c, self_ref), self.checked):
+                self.owed[id(ascription)] = (ascription, self.fresh("owed"))
+                em.line(f"{self.owed[id(ascription)][1]} = False")
             self.loop(em)
             em.depth += 1
         if self.budget is not None and not fn.primitive:  # a fusion group is operators, not a call
@@ -179,6 +184,7 @@ class Lowering:
         self.bind_dims(fn, params, em)  # in the loop: a tail call may instantiate other sizes
         self.tail(fn.body, em, self_ref if loops else None, params)
         self.made.pop()
+        self.owed = saved_owed
         self.in_loop = saved[0]
         del self.dim_names[saved[1]:]
         em.depth -= 2 if loops else 1
@@ -233,8 +239,8 @@ class Lowering:
             self.tail(e.else_branch, em, self_ref, params)
             em.depth -= 1
             return
-        if isinstance(e, Ascribe) and self.checked(e):  # checks each value the function returns: a tail
-            self.return_checks.append(e)  # call of itself passes through the same ascription again
+        if isinstance(e, Ascribe) and self.checked(e):  # checks what the function returns from inside it
+            self.return_checks.append(e)
             self.tail(e.expr, em, self_ref, params)
             self.return_checks.pop()
             return
@@ -245,11 +251,18 @@ class Lowering:
             args = [self.atom(a, em) for a in e.args]
             if params:
                 em.line(f"{', '.join(params)}, = {', '.join(args)},")
+            for ascription in self.return_checks:  # the final result owes its check
+                em.line(f"{self.owed[id(ascription)][1]} = True")
             em.line("continue")
             return
         value = self.atom(e, em)
         for ascription in reversed(self.return_checks):
             em.line(self.ascription_check(ascription, value))
+        lexical = {id(a) for a in self.return_checks}
+        for ascription, flag in self.owed.values():
+            if id(ascription) not in lexical:
+                em.line(f"if {flag}:")
+                em.line(f"    {self.ascription_check(ascription, value)}")
         em.line(self.returning(value))
 
     def checked(self, e: Ascribe) -> bool:
@@ -756,6 +769,23 @@ def accumulate_into(cell: list, in_place: Any, copy: Any, *args: Any) -> None:
     except BaseException:
         cell[0] = data
         raise
+
+
+def checked_around(body: Expr, is_self_call: Any, checked: Any) -> list[Ascribe]:
+    """The checked ascriptions (``checked``) that enclose a tail call of the function itself."""
+    found: dict[int, Ascribe] = {}
+    stack: list[tuple[Expr, tuple[Ascribe, ...]]] = [(body, ())]
+    while stack:
+        e, around = stack.pop()
+        while isinstance(e, (Let, Ascribe)):
+            if isinstance(e, Ascribe) and checked(e):
+                around += (e,)
+            e = e.body if isinstance(e, Let) else e.expr
+        if isinstance(e, If):
+            stack += [(e.then_branch, around), (e.else_branch, around)]
+        elif is_self_call(e):
+            found.update((id(a), a) for a in around)
+    return list(found.values())
 
 
 def tail_positions(e: Expr) -> Iterator[Expr]:

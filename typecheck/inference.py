@@ -15,7 +15,7 @@ from __future__ import annotations
 import weakref
 from typing import Any, Iterator
 
-from relayish.dims import as_dim, dim_text
+from relayish.dims import Dim, as_dim, dim_text
 from relayish.errors import KindError, RelayError, RelayTypeError
 from relayish.expr import (
     Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
@@ -189,9 +189,10 @@ class FunctionChecker:
             self.unify(e.cond, "the condition of if", BOOL_SCALAR, cond, e)
             then_type = yield self.infer(e.then_branch)
             else_type = yield self.infer(e.else_branch)
-            self.unify(e.else_branch, "the else branch (it must have the type of the then branch)", then_type, else_type, e)
-            self.flows.append((e, 2, then_type, else_type))
-            return then_type
+            joined = self.joined(then_type, else_type)
+            self.unify(e.else_branch, "the else branch (it must have the type of the then branch)", joined, else_type, e)
+            self.flows += [(e, 1, joined, then_type), (e, 2, joined, else_type)]
+            return joined
         if isinstance(e, Call):
             return (yield self.call(e))
         if isinstance(e, Function):
@@ -220,6 +221,14 @@ class FunctionChecker:
             self.flows.append((e, 1, ref, value))  # the expected type is the reference's content's
             return UNIT
         raise self.fail(e, f"{type(e).__name__} cannot appear here")
+
+    def joined(self, a: Type, b: Type) -> Type:
+        """The type of an ``if`` with branches of types ``a`` and ``b``: ``a``, except that where one
+        branch's tensor has ``?`` and the other's a known size, ``?`` (so neither needs a check)."""
+        ra, rb = self.solver.resolve(a), self.solver.resolve(b)
+        if not (has_unknown_dim(ra) or has_unknown_dim(rb)):
+            return a
+        return trampoline(_join(ra, rb))
 
     def proj(self, e: Proj) -> Iterator[Any]:
         ty = yield self.infer(e.tuple_value)
@@ -387,6 +396,20 @@ class FunctionChecker:
             if _needs_check(expected, actual, parent, self.fail):
                 checks.setdefault(id(parent), []).append((index, expected))
         return checks
+
+
+def _join(a: Type, b: Type) -> Iterator[Any]:
+    """``a`` with ``?`` wherever its tensors or ``b``'s have ``?`` (``FunctionChecker.joined``)."""
+    if isinstance(a, TensorType) and isinstance(b, TensorType) and isinstance(a.shape, Shape) \
+            and isinstance(b.shape, Shape) and a.shape.rank == b.shape.rank:
+        dims = [Dim.unknown() if x.is_unknown or y.is_unknown else x for x, y in zip(a.shape.dims, b.shape.dims)]
+        return TensorType(a.dtype, Shape(*dims))
+    if isinstance(a, TupleType) and isinstance(b, TupleType) and len(a.fields) == len(b.fields):
+        fields = []
+        for x, y in zip(a.fields, b.fields):
+            fields.append((yield _join(x, y)))
+        return TupleType(fields)
+    return a
 
 
 def _needs_check(expected: Type, actual: Type, site: Expr, fail: Any) -> bool:

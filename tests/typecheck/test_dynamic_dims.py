@@ -97,6 +97,9 @@ def test_a_misplaced_question_mark_is_a_parse_error() -> None:
     ("@sum(%a, axis=0)", (T("?", 3),), T(3)),
     ("@dense(%a, %b)", (T(7, "?"), T(4, 3)), T(7, 4)),
     ("%a", (T("?", 3),), T("?", 3)),
+    ("if %c then %a else %b", (T(2, 3), T("?", 3), "Tensor(BoolType, Shape())"), T("?", 3)),  # either way round
+    ("if %c then %b else %a", (T(2, 3), T("?", 3), "Tensor(BoolType, Shape())"), T("?", 3)),
+    ("if %c then (%a, %a) else (%a, %b)", (T(2, 3), T("?", 3), "Tensor(BoolType, Shape())"), f"({T(2, 3)}, {T('?', 3)})"),
 ])
 def test_relations_give_what_relay_gives(body: str, params: tuple[str, ...], expected: str) -> None:
     assert result_of(body, *params) == expected
@@ -257,3 +260,18 @@ def test_the_frontend_writes_any() -> None:
     value, (gx, _) = relay.grad(grow)(x, np.int32(3))
     expected = 2 * x * (1 + 3 * 1.5 * (1 - np.tanh(1.5 * x) ** 2) * np.tanh(1.5 * x) / x)
     np.testing.assert_allclose(gx, expected, rtol=1e-5)
+
+
+def test_a_check_around_a_tail_call_applies_to_what_the_loop_returns_elsewhere() -> None:
+    """The check wraps only the branch that calls itself; the loop ends in the other branch, whose
+    value is still the result of the checked call."""
+    src = f"""
+def @down(%i: {I}, %a: {T('?', 3)}) -> {T('?', 3)} {{
+  if %i > 0 then ({T(2, 3)}) @down(%i - 1, %a) else @concatenate(%a, %a, axis=0)
+}}
+"""
+    module = relayish.parse(src, "d.rly")
+    np.testing.assert_array_equal(both(module, "down", np.int32(0), np.ones((3, 3))), np.ones((6, 3)))
+    np.testing.assert_array_equal(both(module, "down", np.int32(2), np.ones((1, 3))), np.ones((2, 3)))
+    with pytest.raises(relayish.RelayRuntimeError, match=r"d.rly:3:\d+: expected .*Shape\(2, 3\).*dimension 0 must be 2"):
+        both(module, "down", np.int32(2), np.ones((3, 3)))
