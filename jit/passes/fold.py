@@ -110,7 +110,9 @@ class _Fold(ScopedRewriter):
         if constant is None or constant.value.size <= 1:
             return constant
         first = constant.value.flat[0]
-        if not np.all(constant.value == first) or float(first) != first or np.isnan(first):
+        # compared as Python numbers, exactly: NumPy would compare an int64 with a float in float64,
+        # where 2**63 - 1 equals the float 2**63 (which the int64 fill then wraps to -2**63)
+        if not np.all(constant.value == first) or float(first.item()) != first.item() or np.isnan(first):
             return constant
         attrs = {"shape": constant.value.shape, "fill_value": float(first), "dtype": BaseType.from_numpy(constant.value.dtype)}
         return Call(Op("full"), [], attrs, span=e.span)

@@ -26,6 +26,16 @@ def test_preserves_the_corpus_and_generated_programs():
 
 
 
+def test_a_uniform_result_becomes_full_only_when_its_value_is_exactly_a_float():
+    """int64 2**63 - 1 is no float (the nearest is 2**63): folded as the constant it is, not as a
+    ``full`` whose fill wraps to -2**63 (found by the generated programs)."""
+    big = parse("def @main() { @broadcast_to(tensor(IntType(64), Shape(1), [9223372036854775807]), shape=(2, 2)) }")
+    body = fold(big)["main"].body
+    assert isinstance(body, Constant) and body.value.tolist() == [[2**63 - 1] * 2] * 2
+    small = fold(parse("def @main() { @broadcast_to(tensor(IntType(64), Shape(1), [-5]), shape=(2, 2)) }"))["main"].body
+    assert isinstance(small, Call) and small.callee.name == "full"
+
+
 def test_one_plus_two():
     out = fold(parse("def @main() { 1.0 + 2.0 }"))
     assert alpha_equal(out, parse("def @main() { 3.0 }"))
