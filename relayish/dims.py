@@ -114,12 +114,15 @@ def _mono_div(a: Monomial, b: Monomial) -> Monomial | None:
 class Dim:
     """An immutable integer polynomial over dimension atoms."""
 
-    __slots__ = ("terms", "size", "_hash")
+    __slots__ = ("terms", "size", "_hash", "is_unknown")
 
     def __init__(self, terms: Mapping[Monomial, int]):
         self.terms = {m: c for m, c in terms.items() if c != 0}
-        if any(atom is UNKNOWN for mono in self.terms for atom, _ in mono):
-            self.terms = dict(_UNKNOWN_TERMS)  # arithmetic with ? gives ?: ``? + 1`` is as unknown as ``?``
+        # whether this is ``?``: arithmetic with ? gives ?, ``? + 1`` is as unknown as ``?`` (an attribute:
+        # the argument check of every compiled call asks it per axis)
+        self.is_unknown = any(atom is UNKNOWN for mono in self.terms for atom, _ in mono)
+        if self.is_unknown:
+            self.terms = dict(_UNKNOWN_TERMS)
         size = len(self.terms)
         for mono, coeff in self.terms.items():
             if not -_COEFFICIENT_BOUND < coeff < _COEFFICIENT_BOUND:
@@ -163,11 +166,6 @@ class Dim:
         if not self.is_const:
             return None
         return self.terms.get(frozenset(), 0)
-
-    @property
-    def is_unknown(self) -> bool:
-        """Whether this is ``?`` (any arithmetic with ``?`` is ``?`` itself)."""
-        return self.terms == _UNKNOWN_TERMS
 
     def lone_atom(self) -> object | None:
         """The atom when this dimension is exactly one atom (``n``, not ``2*n``, ``n*n`` or ``n + 1``)."""
@@ -330,7 +328,7 @@ class Dim:
         return f"Dim({dim_text(self)})"
 
 
-UNKNOWN_DIM = Dim({frozenset({(UNKNOWN, 1)}): 1})
+UNKNOWN_DIM = Dim(_UNKNOWN_TERMS)
 
 
 def as_dim(value: DimLike) -> Dim:
