@@ -54,6 +54,7 @@ def register_operator(
     if not callable(compute):
         raise RelayError(f"the implementation of @{name} must be callable, not {compute!r}")
     type_relation, arity = _relation(name, relation, num_args)
+    unregister_operator(name)  # an earlier registration's vjp must not outlive it
     gradient = None
     if vjp is not None:
         broadcast = isinstance(relation, str)

@@ -130,3 +130,15 @@ def test_a_text_declaration_runs_once_the_implementation_is_registered(hypot) ->
     a, b = np.arange(3.0), np.ones((2, 1))
     np.testing.assert_array_equal(relayish.evaluate(module, "f", a, b), np.hypot(a, b))
     np.testing.assert_array_equal(relayish.compile(module, "f", tiered=False)(a, b), np.hypot(a, b))
+
+
+def test_registering_again_replaces_the_operator_and_its_vjp() -> None:
+    from relayish.ops.registry import lookup_op
+
+    relayish.register_operator("hypot", np.hypot, relation="broadcast", vjp=hypot_vjp)
+    try:
+        assert lookup_op("hypot_vjp") is not None
+        relayish.register_operator("hypot", np.hypot, relation="broadcast")
+        assert lookup_op("hypot").gradient is None and lookup_op("hypot_vjp") is None
+    finally:
+        relayish.unregister_operator("hypot")
