@@ -28,23 +28,29 @@ variable of function type that is not bound by an enclosing ``let`` to a functio
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
+import attrs
+
+from relayish.dims import Dim
 from relayish.errors import RelayTypeError, Span
 from relayish.expr import (
-    Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
-    RefRead, RefWrite, Tuple, Var, Zero,
+    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Let, Match, Op, PatternCtor,
+    PatternVar, Proj, RefNew, RefRead, RefWrite, Tuple, Unpack, Var, Zero, written_type,
 )  # fmt: skip
-from relayish.module import Module
+from relayish.matches import has_match, lower_matches, lowered_function
+from relayish.module import CtorDef, Module, TypeDef
 from relayish.ops.expand import expand_lowered, has_lowered
 from relayish.ops.registry import is_user_op, lookup_op
 from relayish.ops.sites import Site
-from relayish.traverse import free_vars, globals_reached, post_order, reads, replace, trampoline
+from relayish.traverse import ExprMutator, free_vars, globals_reached, post_order, reads, replace, trampoline
 from relayish.types import (
-    UNIT, FloatType, ForallType, FuncType, RefType, TensorType, TupleType, Type, is_first_order,
+    UNIT, DataType, FloatType, ForallType, FuncType, Kind, RefType, Shape, TensorType, TupleType, Type, TypeVar, data_types_in, is_first_order,
 )  # fmt: skip
-from typecheck import expr_types, infer
+from typecheck import expr_types, infer, type_arguments
 from typecheck.inference import declared_type
+from typecheck.instances import instantiated
+from typecheck.solver import substitute as substitute_type
 
 BACKPROP = RefType(FuncType([], UNIT))
 
@@ -53,25 +59,68 @@ def op(name: str, *args: Expr) -> Call:
     return Call(Op(name), args)
 
 
-def dual_type(ty: Type) -> Type:
-    """The type of a value's dual: tensors become (value, adjoint reference) pairs."""
+def dual_type(ty: Type, kept: tuple[TypeVar, ...] = ()) -> Type:
+    """The type of a value's dual: tensors become (value, adjoint reference) pairs, and a data
+    type ``D[args]`` its dual ``D__ad[dual args]`` (``dual_name``). The type variables ``kept``
+    stand for themselves (a data type's parameters, in its dual's fields)."""
     if isinstance(ty, TensorType):
         return TupleType([ty, RefType(ty)])
     if isinstance(ty, TupleType):
-        return TupleType([dual_type(f) for f in ty.fields])
+        return TupleType([dual_type(f, kept) for f in ty.fields])
     if isinstance(ty, FuncType):
-        return FuncType([dual_type(p) for p in ty.params], dual_type(ty.ret))
+        return FuncType([dual_type(p, kept) for p in ty.params], dual_type(ty.ret, kept))
     if isinstance(ty, RefType):
-        return RefType(dual_type(ty.value))
+        return RefType(dual_type(ty.value, kept))
     if isinstance(ty, ForallType):
-        return ForallType(ty.params, dual_type(ty.body))
+        return ForallType(ty.params, dual_type(ty.body, kept))
+    if isinstance(ty, DataType):
+        return DataType(dual_name(ty.name), [dual_type(a, kept) for a in ty.args])
+    if ty in kept:
+        return ty
     raise RelayTypeError(f"Grad cannot differentiate through a value of type {ty} (a type variable of kind Type)")
 
 
-def lift(e: Expr, ty: Type) -> Expr:
-    """A constant's dual: each tensor paired with a fresh zero adjoint that nobody reads."""
+def dual_name(name: str) -> str:
+    """The dual of data type (or constructor) ``name``: its fields hold duals."""
+    return f"{name}__ad"
+
+
+def with_dual_types(module: Module) -> Module:
+    """``module`` with the dual of every data type its code mentions and lacks (``List__ad`` of
+    ``List``; a dual's fields may ask for more duals)."""
+    defs = dict(module.type_defs)
+    wanted = []
+    for fn in module.functions.values():
+        for node in post_order(fn):
+            t = written_type(node)
+            wanted += [d.name for d in data_types_in(t) if d.name not in defs] if t is not None else []
+            # a dual constructor's type is not written until the module is checked
+            if isinstance(node, (Construct, IsCtor, Unpack)) and module.ctor(node.ctor) is None:
+                base = module.ctor(node.ctor[: -len("__ad")]) if node.ctor.endswith("__ad") else None
+                wanted += [dual_name(base[0].name)] if base is not None else []
+    while wanted:
+        name = wanted.pop()
+        base = name[: -len("__ad")]
+        if name in defs or not name.endswith("__ad") or base not in defs:
+            continue
+        source = defs[base]
+        ctors = [CtorDef(dual_name(c.name), [dual_type(f, source.params) for f in c.fields]) for c in source.ctors]
+        defs[name] = TypeDef(name, source.params, ctors)
+        wanted += [t.name for c in ctors for f in c.fields for t in data_types_in(f) if t.name not in defs]
+    return module if len(defs) == len(module.type_defs) else Module(module.functions, module.op_decls, defs)
+
+
+
+Convert = Callable[[str, DataType], str]
+
+
+def lift(e: Expr, ty: Type, convert: Convert) -> Expr:
+    """A constant's dual: each tensor paired with a fresh zero adjoint that nobody reads. A value of a
+    data type goes through the global ``convert("lift", ty)`` names (``Context.converter``)."""
     if isinstance(ty, TupleType):
-        return Tuple([lift(Proj(e, i), f) for i, f in enumerate(ty.fields)])
+        return Tuple([lift(Proj(e, i), f, convert) for i, f in enumerate(ty.fields)])
+    if isinstance(ty, DataType):
+        return Call(GlobalVar(convert("lift", ty)), [e])
     return lift_tensor(e)
 
 
@@ -79,10 +128,13 @@ def lift_tensor(e: Expr) -> Expr:
     return Tuple([e, RefNew(op("zeros_like", e))])
 
 
-def adjoints(d: Expr, ty: Type) -> Expr:
-    """The adjoints held by a dual of type ``dual_type(ty)``, shaped like ``ty``."""
+def adjoints(d: Expr, ty: Type, convert: Convert) -> Expr:
+    """The adjoints held by a dual of type ``dual_type(ty)``, shaped like ``ty`` (a data type's by
+    the global ``convert("adjoints", ty)``: the same constructors, holding the adjoints)."""
     if isinstance(ty, TupleType):
-        return Tuple([adjoints(Proj(d, i), f) for i, f in enumerate(ty.fields)])
+        return Tuple([adjoints(Proj(d, i), f, convert) for i, f in enumerate(ty.fields)])
+    if isinstance(ty, DataType):
+        return Call(GlobalVar(convert("adjoints", ty)), [d])
     return RefRead(Proj(d, 1))
 
 
@@ -126,6 +178,7 @@ class Context:
         self.made = made if made is not None else {}
         self.pending: list[tuple[str, str]] = []
         self.new_globals: dict[str, Function] = {}
+        self.converters: dict[tuple[str, DataType], str] = {}
 
     def hint(self, f: Expr, index: int) -> str:
         """A name for parameter ``index`` of an expansion of ``Grad(f)``: ``f``'s own when known."""
@@ -136,6 +189,36 @@ class Context:
 
     def type_of(self, e: Expr) -> Type:
         return self.types[id(e)]
+
+    def converter(self, kind: str, ty: DataType) -> str:
+        """The global that lifts a value of data type ``ty`` to its dual (``kind`` "lift": each
+        tensor with a zero adjoint) or reads a dual's adjoints back into a ``ty`` ("adjoints"),
+        made once per type: a match over the constructors, recursive where the type is."""
+        key = (kind, ty)
+        if key in self.converters:
+            return self.converters[key]
+        name = f"{kind}__{ty.name}"
+        while name in self.module.functions or name in self.new_globals or name in self.converters.values():
+            name += "_"
+        self.converters[key] = name
+        definition = self.module.type_defs[ty.name]
+        mapping = dict(zip(definition.params, ty.args))
+        x = Var("x", ty if kind == "lift" else dual_type(ty))
+        patterns, bodies = [], []
+        for ctor in definition.ctors:
+            fields = [substitute_type(f, mapping) for f in ctor.fields]
+            for field in fields:
+                if not _liftable(field):
+                    raise RelayTypeError(f"Grad: a value of type {ty} is differentiated with respect to, and its "
+                                         f"constructor {ctor.name} holds a {field}: only tensors can be")
+            names = [Var(f"x{i}") for i in range(len(fields))]
+            source, target = (ctor.name, dual_name(ctor.name)) if kind == "lift" else (dual_name(ctor.name), ctor.name)
+            convert = lift if kind == "lift" else adjoints
+            patterns.append(PatternCtor(source, [PatternVar(v) for v in names]))
+            bodies.append(Construct(target, [convert(v, t, self.converter) for v, t in zip(names, fields)]))
+        fn = Function([x], Match(x, patterns, bodies), dual_type(ty) if kind == "lift" else ty)
+        self.new_globals[name] = lowered_function(fn)
+        return name
 
     def dual_global(self, name: str) -> str:
         """The name of ``@name``'s dual global, made on demand (and reused while ``@name`` is unchanged)."""
@@ -169,6 +252,11 @@ class Context:
         fty = self.types[id(f)] if id(f) in self.types else declared_type(self.module[f.name])
         if isinstance(fty, ForallType):
             fty = fty.body
+        for i, t in enumerate(fty.params):
+            if not _liftable(t):
+                raise RelayTypeError(f"Grad: parameter {i + 1} of the differentiated function has type {t}; Grad "
+                                     "differentiates with respect to tensors, tuples and data types holding them, "
+                                     "not functions or references", span)
         params = [Var(self.hint(f, i), t) for i, t in enumerate(fty.params)]
         ct = Var("ct", fty.ret) if cotangent else None
         bp = Var("bp", BACKPROP)
@@ -176,7 +264,7 @@ class Context:
         prelude: list[tuple[Var, Expr]] = [(bp, RefNew(Function([], Tuple([]), UNIT)))]
         prelude += dualizer.lift_free(f, span)
         duals = [Var("d" + p.name_hint, dual_type(t)) for p, t in zip(params, fty.params)]
-        prelude += [(d, lift(p, t)) for d, p, t in zip(duals, params, fty.params)]
+        prelude += [(d, lift(p, t, self.converter)) for d, p, t in zip(duals, params, fty.params)]
         out = Var("out", dual_type(fty.ret))
         if isinstance(f, GlobalVar):
             result = Call(GlobalVar(self.dual_global(f.name)), [bp, *duals])
@@ -185,7 +273,7 @@ class Context:
         prelude.append((out, result))
         prelude += [(Var("u", UNIT), store) for store in seed(out, fty.ret, ct)]
         prelude.append((Var("u", UNIT), Call(RefRead(bp), [])))
-        gradients = Tuple([adjoints(d, t) for d, t in zip(duals, fty.params)])
+        gradients = Tuple([adjoints(d, t, self.converter) for d, t in zip(duals, fty.params)])
         body = lets(prelude, Tuple([primal(out, fty.ret), gradients]))
         ret = TupleType([fty.ret, TupleType(fty.params)])
         return Function(params + ([ct] if ct is not None else []), body, ret, span=span)
@@ -230,8 +318,8 @@ class Dualizer:
             ty = var.type_annotation
             new = self.bind(var, Var(var.name_hint, None))
             literal = self.ctx.literals.get(id(var))
-            if ty is not None and is_first_order(ty):
-                bindings.append((new, lift(var, ty)))
+            if ty is not None and _liftable(ty):
+                bindings.append((new, lift(var, ty, self.ctx.converter)))
             elif literal is not None:
                 bindings.append((new, self.run(literal)))
             else:
@@ -281,6 +369,15 @@ class Dualizer:
         if isinstance(e, RefWrite):
             ref = yield self.expr(e.ref)
             return RefWrite(ref, (yield self.expr(e.value)), span=e.span)
+        if isinstance(e, Construct):
+            fields = []
+            for f in e.fields:
+                fields.append((yield self.expr(f)))
+            return Construct(dual_name(e.ctor), fields, span=e.span)
+        if isinstance(e, IsCtor):
+            return lift_tensor(IsCtor((yield self.expr(e.value)), dual_name(e.ctor), span=e.span))
+        if isinstance(e, Unpack):
+            return Unpack((yield self.expr(e.value)), dual_name(e.ctor), span=e.span)
         if isinstance(e, Op):
             raise RelayTypeError(f"Grad: operator @{e.name} used as a value: call it instead", e.span)
         raise AssertionError(f"unexpanded {type(e).__name__} in differentiated code")  # Grad: expanded first
@@ -429,6 +526,13 @@ def _lift_zero(ty: Type) -> Expr:
 # whole modules --------------------------------------------------------------------------------
 
 
+def _liftable(ty: Type) -> bool:
+    """Whether values of ``ty`` can be differentiated with respect to: tensors, and tuples and data
+    types whose parts are (data types are taken to be: their fields are checked where they are lifted)."""
+    return is_first_order(ty) or isinstance(ty, DataType) or \
+        isinstance(ty, TupleType) and all(map(_liftable, ty.fields))
+
+
 def _next_grad(module: Module) -> tuple[str, Grad] | None:
     """A Grad with no Grad inside it and none in the globals it reaches (those go first)."""
     grads = {name: [node for node in post_order(fn) if isinstance(node, Grad)] for name, fn in module.functions.items()}
@@ -456,10 +560,13 @@ def expand(module: Module) -> Module:
 
 
 def lowered(module: Module) -> Module:
-    """``module`` (type-checked) with every call of a lowered operator replaced by the
-    operator calls it stands for (relayish/ops/expand.py): what AD differentiates and the
-    compiler compiles. Type-checked again; a module without such calls is returned as it is.
-    Lowerings may call lowered operators: rounds repeat until none is left to expand."""
+    """``module`` (type-checked) with every ``match`` lowered to ``if``s and ``Unpack``s
+    (relayish/matches.py) and every call of a lowered operator replaced by the operator calls it
+    stands for (relayish/ops/expand.py): what AD differentiates and the compiler compiles.
+    Type-checked again; a module without either is returned as it is. Lowerings may call
+    lowered operators: rounds repeat until none is left to expand."""
+    if has_match(module):
+        module = infer(lower_matches(module))
     for _ in range(_LOWERING_ROUNDS):
         if not any(has_lowered(fn) for fn in module.functions.values()):
             return module
@@ -474,12 +581,88 @@ def lowered(module: Module) -> Module:
 _LOWERING_ROUNDS = 16  # the deepest chain of lowerings calling lowered operators is far shorter
 
 
+def with_instances(module: Module) -> Module:
+    """``module`` (type-checked) with each reference from a monomorphic global to a global that is
+    polymorphic over types (``fn [a: Type] ..``: the Prelude's ``map``) replaced by a reference to
+    the global's instance at the types used there (``@map__1``), made once per types: the dual of a
+    value of an unknown type is unknown, the dual of its instance's is not. Instances refer to
+    instances in turn; repeated until none is new."""
+    if not any(map(_over_types, module.functions.values())):
+        return module
+    made: dict[tuple, str] = {}
+    for _ in range(_INSTANCE_ROUNDS):
+        arguments = type_arguments(module)
+        functions = dict(module.functions)
+
+        class Instances(ExprMutator):
+            def rewrite(self, old: Expr, new: Expr) -> Expr:
+                target = module.functions.get(old.name) if isinstance(old, GlobalVar) else None
+                if target is None or not _over_types(target):
+                    return new
+                mapping = arguments.get(id(old), {})
+                if any(tv not in mapping for tv in target.type_params):
+                    return new  # not determined here: Grad says so if it must differentiate it
+                key = (old.name, tuple(mapping[tv] for tv in target.type_params))
+                if key not in made:
+                    instance = f"{old.name}__{len(made) + 1}"
+                    while instance in functions:
+                        instance += "_"
+                    made[key] = instance
+                    copy = _own_global_refs(instantiated(target, mapping))
+                    # the types may mention the caller's own type parameters (its Dim n): the instance takes them too
+                    functions[instance] = attrs.evolve(copy, type_params=_type_vars_in(mapping.values()))
+                return GlobalVar(made[key], span=old.span)
+
+        for name, fn in module.functions.items():
+            if not _over_types(fn):
+                functions[name] = Instances().mutate(fn)
+        if all(functions.get(n) is fn for n, fn in module.functions.items()) and len(functions) == len(module.functions):
+            return module
+        module = infer(module.with_functions(functions))
+    raise RelayTypeError(f"Grad: polymorphic globals instantiate each other at ever new types ({_INSTANCE_ROUNDS} rounds)")
+
+
+_INSTANCE_ROUNDS = 64
+
+
+def _type_vars_in(values: Any) -> list[TypeVar]:
+    """The type variables (dimension variables included) in these types and dimensions, in order."""
+    found: dict[TypeVar, None] = {}
+    stack = list(values)[::-1]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, TypeVar):
+            found[t] = None
+        elif isinstance(t, Dim):
+            found.update(dict.fromkeys(v for v in t.free_vars() if isinstance(v, TypeVar)))
+        elif isinstance(t, Shape):
+            stack.extend(reversed(t.dims))
+        elif isinstance(t, Type):
+            stack.extend(reversed([v for v in t._items() if isinstance(v, Type)]))
+    return list(found)
+
+
+def _own_global_refs(fn: Function) -> Function:
+    """``fn`` with a new node for each reference to a global: copies share the nodes that did not
+    change, and the instantiation ``type_arguments`` finds at a reference is keyed by its node."""
+
+    class Renew(ExprMutator):
+        def rewrite(self, old: Expr, new: Expr) -> Expr:
+            return GlobalVar(old.name, span=old.span) if isinstance(old, GlobalVar) else new
+
+    return Renew().mutate(fn)
+
+
+def _over_types(fn: Function) -> bool:
+    return any(tv.kind is Kind.TYPE for tv in fn.type_params)
+
+
 def _expanded(module: Module, lower: bool = False) -> tuple[Module, dict[str, tuple[Function, str]]]:
     """The expanded module, and the dual globals made: source name -> (source, dual name).
     A module with a Grad (or with ``lower``) gets its lowered operators expanded first, once."""
     module = infer(module)
     if lower or _next_grad(module) is not None:
-        module = lowered(module)
+        module = with_instances(lowered(module))
     made: dict[str, tuple[Function, str]] = {}
     while (found := _next_grad(module)) is not None:
         owner, node = found
@@ -487,7 +670,7 @@ def _expanded(module: Module, lower: bool = False) -> tuple[Module, dict[str, tu
         replacement = ctx.expansion(node.func, node.span)
         functions = {**module.functions, owner: replace(module[owner], node, replacement)}
         functions.update(ctx.build_pending())
-        module = infer(Module(functions, module.op_decls))  # unchanged globals keep their objects
+        module = infer(with_dual_types(module.with_functions(functions)))  # unchanged globals keep their objects
     return module, made
 
 
@@ -499,4 +682,4 @@ def with_transform(module: Module, name: str, new_name: str, cotangent: bool) ->
     ctx = Context(module, made)
     fn = ctx.expansion(GlobalVar(name), module[name].span, cotangent=cotangent)
     fn = Function(fn.params, fn.body, fn.ret_type, module[name].type_params, span=fn.span)
-    return infer(Module({**module.functions, **ctx.build_pending(), new_name: fn}, module.op_decls))
+    return infer(with_dual_types(module.with_functions({**module.functions, **ctx.build_pending(), new_name: fn})))

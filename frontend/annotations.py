@@ -2,8 +2,8 @@
 
 ``Float`` alone is a float32 scalar; ``Tensor[Float, (N, 784)]`` a tensor whose first
 dimension is the dimension variable ``N = Dim("N")``; ``Tensor[Float, (Any, 3)]`` one whose first
-dimension is known only at run time (``relayish.Any``, the text format's ``?``); ``tuple[...]`` a tuple and
-``Callable[[...], R]`` a function. Outside ``@relay`` the dtype markers convert values
+dimension is known only at run time (``relayish.Any``, the text format's ``?``); ``tuple[...]`` a tuple,
+``Callable[[...], R]`` a function and a data type (``Tree``, ``List[Tensor[Float, 3]]``: frontend.data) its values. Outside ``@relay`` the dtype markers convert values
 (``Float64(0.5)`` is a float64 0-d array), so an undecorated function runs in NumPy.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import collections.abc
 import typing
-from typing import Any
+from typing import Any, Callable
 
 import attrs
 import numpy as np
@@ -19,9 +19,11 @@ import numpy as np
 from relayish.dims import UNKNOWN_DIM
 from relayish.dims import Dim as DimValue
 from relayish.types import (
-    BaseType, BoolType, FloatType, FuncType, IntType, Kind, Shape, TensorType, TupleType, Type,
+    BaseType, BoolType, DataType, FloatType, FuncType, IntType, Kind, Shape, TensorType, TupleType, Type,
     TypeVar, UIntType,
 )  # fmt: skip
+
+from .data import Applied, Data
 
 
 @attrs.frozen
@@ -88,25 +90,46 @@ class AnnotationError(Exception):
     """An annotation that is not a relayish type (the caller adds the source position)."""
 
 
-def to_type(annotation: Any, dims: dict[str, TypeVar]) -> Type:
+def to_type(annotation: Any, dims: dict[str, TypeVar], found: dict[str, Data] | None = None,
+            resolve: Callable[[str], Any] | None = None) -> Type:
     """The relayish type an annotation denotes; ``dims`` maps Dim names to the function's
-    dimension variables (new names are added)."""
+    dimension variables (new names are added), ``found`` receives the data types it names (two
+    of one name are an error). ``resolve`` evaluates the strings of a data type's field types,
+    which may also name its parameters (the type variables it returns): data definitions only."""
+    if isinstance(annotation, str) and resolve is not None:
+        annotation = resolve(annotation)
+    if isinstance(annotation, typing.ForwardRef) and resolve is not None:
+        annotation = resolve(annotation.__forward_arg__)
+    if isinstance(annotation, TypeVar) and resolve is not None and annotation.kind is Kind.TYPE:
+        return annotation
     if isinstance(annotation, DType):
         return TensorType(annotation.base, Shape())
     if isinstance(annotation, TensorSpec):
         shape = [dims.setdefault(d.name, TypeVar(d.name, Kind.DIM)) if isinstance(d, Dim) else d for d in annotation.shape]
         return TensorType(annotation.dtype.base, Shape(*shape))
+    if isinstance(annotation, (Data, Applied)):
+        data, args = (annotation, ()) if isinstance(annotation, Data) else (annotation.data, annotation.args)
+        if len(args) != len(data.params):
+            raise AnnotationError(f"the data type {data.name} takes {len(data.params)} type argument"
+                                  f"{'s' * (len(data.params) != 1)}: write {data.name}[{', '.join(data.params)}] with "
+                                  "types in their place, e.g. List[Tensor[Float, 3]]")
+        if found is not None:
+            other = found.setdefault(data.name, data)
+            if other is not data:
+                raise AnnotationError(f"two data types are named {data.name} ({other.origin} and {data.origin}): "
+                                      "rename one")
+        return DataType(data.name, [to_type(a, dims, found, resolve) for a in args])
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin is tuple:
         if len(args) == 2 and args[1] is Ellipsis:
             raise AnnotationError("tuple[T, ...] has no fixed length: list the field types, tuple[A, B]")
-        return TupleType([to_type(a, dims) for a in args])
+        return TupleType([to_type(a, dims, found, resolve) for a in args])
     if origin is collections.abc.Callable:
         params, ret = args
         if params is Ellipsis:
             raise AnnotationError("Callable[..., R]: list the parameter types, Callable[[A, B], R]")
-        return FuncType([to_type(p, dims) for p in params], to_type(ret, dims))
+        return FuncType([to_type(p, dims, found, resolve) for p in params], to_type(ret, dims, found, resolve))
     raise AnnotationError(
         f"{annotation!r} is not a relayish type: write a dtype (Float, Float64, Int32, Bool, ...), "
-        "Tensor[Float, (N, 784)], tuple[A, B] or Callable[[A, B], R]")
+        "Tensor[Float, (N, 784)], tuple[A, B], Callable[[A, B], R] or a data type (relayish.data)")

@@ -3,7 +3,10 @@
 Translation happens at the first use (a call, ``.ir``), not at decoration, so functions may
 call functions defined after them, and recursion and mutual recursion need nothing
 special. A function that calls a model (directly or through other functions) takes the
-model's hidden parameters as extra trailing parameters and passes them on.
+model's hidden parameters as extra trailing parameters and passes them on. The module also
+defines the data types the functions use and holds the Prelude's globals they call
+(``relay.map``: frontend.prelude); what the backends return holds values of the constructor
+classes (frontend.data), which Python's ``match`` takes apart.
 """
 
 from __future__ import annotations
@@ -29,7 +32,10 @@ from typecheck import infer
 
 from .annotations import AnnotationError, to_type
 from .arguments import Misfit, described, misfit, to_argument
+from .data import python_values
+from .prelude import prelude_parts, with_data
 from .source import MISSING, Source
+from .subset import PRELUDE_FUNCTIONS
 from .translate import Callee, ModelContext, Translator, hint_of_type
 
 PYTHON_MODE = contextvars.ContextVar("relayish_python_mode", default=False)
@@ -238,6 +244,7 @@ class Runner:
     def __init__(self, module: Module, name: str, fn: Decorated):
         self.fn = fn
         self.types = [p.type_annotation for p in module[name].params]
+        self.type_defs = module.type_defs
         self.own = set(fn.module()[0].functions)
         self.label = fn.__name__ if name in self.own else f"the gradient of `{fn.__name__}`"
         self.generated = re.compile(rf"@({'|'.join(map(re.escape, self.own))})(?:__ad_*|_param_grad|_grad)\b")
@@ -245,6 +252,8 @@ class Runner:
             self.call = jit_compile(module, name, first_tier=run_prepared)  # as relayish.compile
         else:
             self.call = partial(evaluate, module, name)
+        if module.type_defs:  # data values come back as the constructor classes' (Python's match reads them)
+            self.call = partial(_with_python_values, self.call, module)
 
     def __call__(self, args: tuple, extra: tuple = ()) -> Any:
         if len(args) + len(extra) != len(self.types):
@@ -257,7 +266,8 @@ class Runner:
             values = args
             for a in args:
                 if type(a) is not np.ndarray:
-                    values = [a if type(a) is np.ndarray else to_argument(a, t) for a, t in zip(args, self.types)]
+                    values = [a if type(a) is np.ndarray else to_argument(a, t, self.type_defs)
+                              for a, t in zip(args, self.types)]
                     break
             return self.call(*values, *extra) if extra else self.call(*values)
         except (Misfit, RelayError) as err:
@@ -283,21 +293,25 @@ class Runner:
         try:
             for arg, value, ty in zip(params, args, self.types):
                 try:
-                    converted = to_argument(value, ty)
+                    converted = to_argument(value, ty, self.type_defs)
                     if ty is not None:
-                        check_value(ty, converted, dims, f"argument {arg.arg}", call)
+                        check_value(ty, converted, dims, f"argument {arg.arg}", call, type_defs=self.type_defs)
                 except Misfit as err:
                     raise self.refused(arg, ty, str(err)) from None
             settle(call, dims)
         except ArgumentMismatch as err:
-            arg, ty = next((a, t) for a, t in zip(params, self.types) if f"argument {a.arg}" == err.what)
-            raise self.refused(arg, ty, misfit(err, arg.arg)) from None
+            arg, ty, value = next((a, t, v) for a, t, v in zip(params, self.types, args) if f"argument {a.arg}" == err.what)
+            raise self.refused(arg, ty, misfit(err, arg.arg, value)) from None
 
     def refused(self, arg: ast.arg, ty: Type, why: str) -> RelayRuntimeError:
         annotation = arg.annotation
         written = annotation.value if isinstance(annotation, ast.Constant) else ast.unparse(annotation)
         return RelayRuntimeError(f"argument {arg.arg} of {self.label}: expected {written} ({described(ty)}), {why}",
                                  self.fn.source.span(arg))
+
+
+def _with_python_values(call: Any, module: Module, *args: Any) -> Any:
+    return python_values(call(*args), module)
 
 
 def unique_name(name: str, taken: set[str]) -> str:
@@ -316,11 +330,14 @@ def build_module(root: Decorated, override: dict[int, ModelContext] | None = Non
     ``translators`` receives each function's translator (what the probes found)."""
     order = root.reachable()
     names: dict[int, str] = {}
+    prelude = prelude_globals(order)  # named as in the Prelude: a function of the user's of such a name is renamed
     for fn in order:
-        names[id(fn)] = unique_name(fn.__name__, set(names.values()))
+        names[id(fn)] = unique_name(fn.__name__, set(names.values()) | prelude)
     model = root.model_definition()
     hidden = model.hidden_params() if model is not None and not (override and id(model) in override) else ()
     functions = {}
+    used: dict[int, Any] = {}  # the data types the functions use, each once
+    called: set[str] = set()
     for fn in order:
         ctx = (override or {}).get(id(fn))
         if ctx is None:
@@ -329,9 +346,23 @@ def build_module(root: Decorated, override: dict[int, ModelContext] | None = Non
             ctx = ModelContext(hidden=hidden if depends else (), layers=layers)
         translator = translator_for(fn, ctx, names, model)
         functions[names[id(fn)]] = translator.function()
+        used.update((id(d), d) for d in translator.data.values())
+        called |= translator.prelude_calls
         if translators is not None:
             translators[id(fn)] = translator
-    return Module(functions), names
+    return with_data(functions, list(used.values()), called), names
+
+
+def prelude_globals(order: list[Decorated]) -> set[str]:
+    """The Prelude's globals the functions may call (``relay.map`` in their code) and those
+    reach: names the user's functions cannot have in the module."""
+    found = set()
+    for fn in order:
+        for node in ast.walk(fn.source.node):
+            if isinstance(node, ast.Attribute) and node.attr in PRELUDE_FUNCTIONS and isinstance(node.value, ast.Name) \
+                    and fn.source.lookup(node.value.id) is fn.relay_namespace:
+                found.add(node.attr)
+    return prelude_parts(found)[0].keys() | found if found else set()
 
 
 def translator_for(fn: Decorated, ctx: ModelContext, names: dict[int, str], model: Any) -> Translator:

@@ -2,7 +2,8 @@
 
 Inside a decorated function, ``relay.tanh(x)`` is translated to the operator call. Outside
 (undecorated code, ``f.python(...)``), ``relay.tanh`` is the operator's NumPy semantics, so
-the same Python source runs both ways.
+the same Python source runs both ways. The Prelude's functions are there too: ``relay.map(f, xs)``
+calls ``@map`` inside, and outside maps a Python function over a list value (frontend.prelude).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .function import Decorated, RelayFunction, run
 from .model import (
     Model, RelayModel, create_model, export_model, load_model, model_grad, update_model_params,
 )  # fmt: skip
+from .prelude import PYTHON_SEMANTICS
 from .subset import did_you_mean, relay_names
 from .translate import ALIASES, LAYERS, Translator
 
@@ -50,7 +52,8 @@ class GradFunction:
 
 
 class RelayNamespace:
-    """``@relay`` / ``@relay(backend=...)`` decorates; ``relay.<op>`` is an operator."""
+    """``@relay`` / ``@relay(backend=...)`` decorates; ``relay.<op>`` is an operator, ``relay.map``
+    and the Prelude's other functions are its functions."""
 
     Model = Model
 
@@ -62,6 +65,8 @@ class RelayNamespace:
     def __getattr__(self, name: str) -> Any:
         if name in LAYERS:
             return _layer_or_op(name)
+        if name in PYTHON_SEMANTICS:
+            return PYTHON_SEMANTICS[name]
         op = lookup_op(ALIASES.get(name, name))
         if op is None:
             public = {n for n in dir(type(self)) if not n.startswith("_")}

@@ -7,12 +7,14 @@ from __future__ import annotations
 import ast
 import difflib
 import operator
-from typing import Iterable
+from typing import Callable, Iterable
 
 from relayish.ops.registry import all_ops
 
 LAYERS = {"conv2d": "num_filter", "linear": "num_hidden"}  # layer kind -> the keyword that marks it
 ALIASES = {"max_pool": "max_pool2d", "avg_pool": "avg_pool2d", "flatten_layer": "flatten"}
+PRELUDE_FUNCTIONS = ("map", "foldl", "foldr", "length", "nth", "rev", "append", "zip", "get_or", "tree_map",
+                     "tree_fold")  # the Prelude's globals (relayish/prelude.py), called as relay.<name>
 BINOPS = {ast.Add: ("add", operator.add), ast.Sub: ("sub", operator.sub), ast.Mult: ("mul", operator.mul),
           ast.Div: ("div", operator.truediv), ast.FloorDiv: ("floor_divide", operator.floordiv),
           ast.Mod: ("floor_mod", operator.mod), ast.Pow: ("pow", operator.pow), ast.MatMult: ("matmul", None)}
@@ -35,7 +37,6 @@ UNSUPPORTED_STMTS = {
     ast.Break: "break is not supported: loops become recursive functions; put the exit test in the while condition",
     ast.Continue: "continue is not supported: loops become recursive functions; use if/else in the body",
     ast.Assert: "assert is not supported: a relayish program cannot raise; annotate shapes instead",
-    ast.Match: "match is not supported: use if/elif/else",
     ast.AsyncFor: "async for is not supported: use for i in range(...)",
     ast.AsyncWith: "async with is not supported",
 }
@@ -58,8 +59,9 @@ UNSUPPORTED_EXPRS = {
 
 
 def relay_names() -> set[str]:
-    """What ``relay.<name>`` can be inside @relay: the operators, the paper's spellings, layers, grad."""
-    return set(all_ops()) | set(ALIASES) | set(LAYERS) | {"grad"}
+    """What ``relay.<name>`` can be inside @relay: the operators, the paper's spellings, layers, grad
+    and the Prelude's functions."""
+    return set(all_ops()) | set(ALIASES) | set(LAYERS) | set(PRELUDE_FUNCTIONS) | {"grad"}
 
 
 def did_you_mean(name: str, candidates: Iterable[str], prefix: str = "") -> str:
@@ -73,7 +75,8 @@ def did_you_mean(name: str, candidates: Iterable[str], prefix: str = "") -> str:
 
 
 def assigned_names(stmts: list[ast.stmt]) -> set[str]:
-    """Names a block assigns (not inside nested functions): what control flow must carry."""
+    """Names a block assigns (not inside nested functions), the names its match patterns
+    capture included: what control flow must carry."""
     names: set[str] = set()
     stack: list[ast.AST] = list(stmts)
     while stack:
@@ -85,6 +88,8 @@ def assigned_names(stmts: list[ast.stmt]) -> set[str]:
             continue
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
+        if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name is not None:
+            names.add(node.name)
         stack.extend(ast.iter_child_nodes(node))
     return names
 
@@ -108,10 +113,21 @@ def first_store(stmts: list[ast.stmt], name: str) -> ast.AST:
     return min(found, key=lambda n: (n.lineno, n.col_offset)) if found else stmts[0]
 
 
-def always_returns(stmts: list[ast.stmt]) -> bool:
+def irrefutable(match: ast.Match) -> bool:
+    """Whether a match's last case takes every value (``case _:``, ``case x:``): what a match
+    covers when nothing is known about its constructors."""
+    last = match.cases[-1]
+    return last.guard is None and isinstance(last.pattern, ast.MatchAs) and last.pattern.pattern is None
+
+
+def always_returns(stmts: list[ast.stmt], complete: Callable[[ast.Match], bool] = irrefutable) -> bool:
+    """Whether every way through a block returns. A match returns when every case does and its
+    cases cover every value, which ``complete`` tells (a value no case matches goes on after it)."""
     for stmt in stmts:
         if isinstance(stmt, ast.Return):
             return True
-        if isinstance(stmt, ast.If) and always_returns(stmt.body) and always_returns(stmt.orelse):
+        if isinstance(stmt, ast.If) and always_returns(stmt.body, complete) and always_returns(stmt.orelse, complete):
+            return True
+        if isinstance(stmt, ast.Match) and all(always_returns(c.body, complete) for c in stmt.cases) and complete(stmt):
             return True
     return False

@@ -5,9 +5,15 @@ Straight-line code becomes a chain of ``let``s. Control flow becomes expressions
   (``let (a, b) = if c then (..., (a, b)) else (..., (a, b))``); with an early ``return``
   the code after it moves into the branch that falls through, or, when both may, into a
   local join function that both call;
+- a ``match`` statement is a ``match`` expression, its cases' bodies taken as an ``if``'s
+  branches are (the names a pattern captures are assigned in its case); a value no case
+  matches goes on after it, as in Python, so a match whose cases do not cover every value
+  gets a last clause ``_`` for that (frontend.patterns);
 - ``while`` and ``for i in range(...)`` become local recursive functions over the
   loop-carried variables (those assigned in the body that exist before the loop), called
   in tail position, so loops run in constant stack.
+Constructors of data types (frontend.data) build values, ``relay.map`` and the other
+Prelude functions are calls of the Prelude's globals.
 Python numbers are *weak*: a literal takes the dtype of the tensor it meets (``x * 2``
 with a float64 ``x`` is a float64 2), as NumPy does; alone it is float32 / int32.
 Every node carries the span of its Python source, so type errors name the Python line.
@@ -22,16 +28,22 @@ import attrs
 import numpy as np
 
 from relayish.errors import FrontendError, RelayError, Span
-from relayish.expr import Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, Tuple, Var
+from relayish.expr import (
+    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, Let, Match, Op, PatternWildcard, Proj,
+    Tuple, Var,
+)  # fmt: skip
 from relayish.ops.registry import lookup_op
+from relayish.parser import prelude_module
 from relayish.traverse import free_vars
 from relayish.types import BaseType, BoolType, FloatType, TensorType, TupleType, Type, TypeVar
 
 from .annotations import AnnotationError, DType, to_type
+from .data import ConstructorType, Data
+from .patterns import PatternTranslation, uncovered
 from .source import MISSING, Source
 from .subset import (
-    ALIASES, BINOPS, BOOL_RESULT, COMPARES, LAYERS, SYMBOLS, UNSUPPORTED_EXPRS, UNSUPPORTED_STMTS, always_returns,
-    assigned_names, contains, did_you_mean, first_store, relay_names,
+    ALIASES, BINOPS, BOOL_RESULT, COMPARES, LAYERS, PRELUDE_FUNCTIONS, SYMBOLS, UNSUPPORTED_EXPRS, UNSUPPORTED_STMTS,
+    always_returns, assigned_names, contains, did_you_mean, first_store, relay_names,
 )  # fmt: skip
 
 Env = dict  # Python name -> Var
@@ -85,6 +97,18 @@ class ModelContext:
 
 
 @attrs.frozen
+class Arm:
+    """One way through an ``if`` or a ``match``: its statements, the names its pattern binds
+    before them, and, for the clause added to a match whose cases miss a value (``missing``,
+    written as a pattern), the match."""
+
+    body: list[ast.stmt]
+    binds: tuple[tuple[str, Var], ...] = ()
+    node: ast.AST | None = None
+    missing: str | None = None
+
+
+@attrs.frozen
 class _Weak:
     """A Python number not yet given a dtype."""
 
@@ -92,8 +116,10 @@ class _Weak:
     node: ast.AST
 
 
-class Translator:
-    """Translates one decorated function (and the defs and lambdas inside it)."""
+class Translator(PatternTranslation):
+    """Translates one decorated function (and the defs and lambdas inside it); ``data`` and
+    ``prelude_calls`` are what the module must define for it: the data types it uses (by
+    name) and the Prelude's globals it calls."""
 
     EXPRESSIONS: dict[type, Callable[..., Expr | _Weak]] = {}  # filled below the class: node type -> method
 
@@ -116,6 +142,8 @@ class Translator:
         self.captured: dict[int, list[tuple[Var, int]]] = {}  # id(var) -> (closure variable, level) capturing it
         self.stale: dict[int, tuple[str, ast.AST]] = {}
         self.param_hints: dict[int, tuple[Any, ...]] = {}  # id(local def variable) -> its parameters' dtype hints  # id(closure variable) -> (reassigned name, where)
+        self.data: dict[str, Data] = {}
+        self.prelude_calls: set[str] = set()
 
     # errors and positions -----------------------------------------------------------------
     def error(self, node: ast.AST, message: str) -> FrontendError:
@@ -162,7 +190,7 @@ class Translator:
                                    "or Float (local variables are inferred; parameters are not)")
         value = self.src.annotation(annotation_node, self.annotations.get(key, MISSING))
         try:
-            return to_type(value, self.dims)
+            return to_type(value, self.dims, self.data)
         except (AnnotationError, TypeError) as err:
             raise self.error(annotation_node, str(err)) from None
 
@@ -179,6 +207,7 @@ class Translator:
     def missing_return(self, node: ast.AST) -> Callable[[Env], Expr]:
         def fail(env: Env) -> Expr:
             raise self.error(node, "the function can end without a return statement: every path must return a value")
+        fail.ends_function = True  # type: ignore[attr-defined] - a match that misses a value says so (Translator.arm)
         return fail
 
     # hints: what dtype an expression has, as far as the translator can tell ----------------
@@ -290,6 +319,8 @@ class Translator:
             return None
         if isinstance(stmt, ast.If):
             return self.if_statement(stmt, rest, env, lets, fallthrough)
+        if isinstance(stmt, ast.Match):
+            return self.match_statement(stmt, rest, env, lets, fallthrough)
         if isinstance(stmt, (ast.While, ast.For)):
             self.loop(stmt, env, lets)
             return None
@@ -324,7 +355,7 @@ class Translator:
 
     def local_type(self, node: ast.expr) -> Type:
         try:
-            return to_type(self.src.annotation(node), self.dims)
+            return to_type(self.src.annotation(node), self.dims, self.data)
         except (AnnotationError, TypeError) as err:
             raise self.error(node, str(err)) from None
 
@@ -359,28 +390,78 @@ class Translator:
 
     def if_statement(self, stmt: ast.If, rest: list[ast.stmt], env: Env, lets: list, fallthrough) -> Expr | None:
         cond = self.expr(stmt.test, env)
+
+        def build(bodies: list[Expr]) -> Expr:
+            return If(cond, bodies[0], bodies[1], span=self.span(stmt))
+        return self.branches(stmt, [Arm(stmt.body), Arm(stmt.orelse)], rest, env, lets, fallthrough, build, "the if")
+
+    def match_statement(self, stmt: ast.Match, rest: list[ast.stmt], env: Env, lets: list, fallthrough) -> Expr | None:
+        """``match`` as an ``if`` with a branch per case; a value no case matches goes on after
+        it (an added last clause ``_``, whose body is what follows), as in Python."""
+        subject = self.expr(stmt.subject, env)
+        classes: dict[str, ConstructorType] = {}
+        cases = [self.case(c, env, classes) for c in stmt.cases]
+        if any(c.alias for c in cases) and not isinstance(subject, Var):
+            holder = Var("subject", span=self.span(stmt.subject))
+            lets.append((holder, subject))
+            subject = holder
+        arms = [Arm(c.body, c.binds + (((c.alias, subject),) if c.alias else ()), k.pattern)
+                for c, k in zip(cases, stmt.cases)]
+        patterns = [c.pattern for c in cases]
+        missing = uncovered(patterns, classes)
+        if missing is not None:
+            arms.append(Arm([], (), stmt, missing))
+            patterns.append(PatternWildcard(span=self.span(stmt)))
+
+        def build(bodies: list[Expr]) -> Expr:
+            return Match(subject, patterns, bodies, span=self.span(stmt))
+        return self.branches(stmt, arms, rest, env, lets, fallthrough, build, "the match")
+
+    def match_complete(self, stmt: ast.Match) -> bool:
+        """Whether a match's cases cover every value (its patterns are read for this before the
+        match is translated: a match in a branch decides whether the branch returns)."""
+        classes: dict[str, ConstructorType] = {}
+        return uncovered([self.case(c, None, classes).pattern for c in stmt.cases], classes) is None
+
+    def returns(self, stmts: list[ast.stmt]) -> bool:
+        return always_returns(stmts, self.match_complete)
+
+    def branches(self, stmt: ast.If | ast.Match, arms: list[Arm], rest: list[ast.stmt], env: Env, lets: list,
+                 fallthrough, build: Callable[[list[Expr]], Expr], what: str) -> Expr | None:
+        """An ``if`` or a ``match``, ``build`` making it of its arms' translations. Without a
+        ``return`` in it, it binds the variables its arms assign (``joined``); with one, the
+        code after it moves into the one arm that may fall through, or, when several may,
+        into a local join function that they call."""
         self.nesting += 1
         try:
-            if contains(stmt.body + stmt.orelse, (ast.Return,)) is None:
-                self.joined_if(stmt, cond, env, lets)
+            if contains([s for arm in arms for s in arm.body], (ast.Return,)) is None:
+                self.joined(stmt, arms, env, lets, build, what)
                 return None
-            then_returns, else_returns = always_returns(stmt.body), always_returns(stmt.orelse)
-            if rest and not (then_returns or else_returns):
-                cont = self.join_function(stmt, rest, env, lets, fallthrough)
+            if rest and sum(not self.returns(arm.body) for arm in arms) > 1:
+                cont = self.join_function(stmt, arms, rest, env, lets, fallthrough, what)
             elif rest:
                 def cont(env2: Env) -> Expr:
-                    self.nesting -= 1  # the code after the if is back at the if's level
+                    self.nesting -= 1  # the code after the statement is back at its level
                     try:
                         return self.block(rest, env2, fallthrough)
                     finally:
                         self.nesting += 1
             else:
                 cont = fallthrough
-            then_branch = self.block(stmt.body, env, cont)
-            else_branch = self.block(stmt.orelse, env, cont)
+            bodies = [self.arm(arm, env, cont) for arm in arms]
         finally:
             self.nesting -= 1
-        return If(cond, then_branch, else_branch, span=self.span(stmt))
+        return build(bodies)
+
+    def arm(self, arm: Arm, env: Env, cont: Callable[[Env], Expr]) -> Expr:
+        """One arm: the names its pattern binds, then its statements."""
+        if arm.missing is not None and getattr(cont, "ends_function", False):
+            raise self.error(arm.node, f"no case of this match matches {arm.missing}, and the function would end there "
+                                       "without a return: add a case for it (case _: takes every value left)")
+        inner = dict(env)
+        for name, var in arm.binds:
+            self.assign(inner, name, var, arm.node)
+        return self.block(arm.body, inner, cont)
 
     def carried(self, names: list[str], node: ast.AST, what: str) -> Callable[[Env], Expr]:
         """The fall-through of a branch or loop body: the tuple of the variables it carries."""
@@ -392,16 +473,25 @@ class Translator:
             return pack([env[n] for n in names], self.span(node), self)
         return finish
 
-    def joined_if(self, stmt: ast.If, cond: Expr, env: Env, lets: list) -> None:
-        then_names, else_names = assigned_names(stmt.body), assigned_names(stmt.orelse)
-        names = sorted((then_names | else_names) & set(env) | (then_names & else_names))
-        finish = self.carried(names, stmt, "the if")
-        then_branch = self.block(stmt.body, env, finish)
-        else_branch = self.block(stmt.orelse, env, finish)
+    def carried_names(self, arms: list[Arm], env: Env) -> list[str]:
+        """What an ``if`` or ``match`` carries on: the names an arm assigns that exist before it,
+        and those every arm that may fall through assigns (one that returns goes on nowhere)."""
+        assigned = [assigned_names(arm.body) | {name for name, _ in arm.binds} for arm in arms]
+        falling = [names for names, arm in zip(assigned, arms) if not self.returns(arm.body)]
+        return sorted(set.union(*assigned) & set(env) | set.intersection(*(falling or [set()])))
+
+    def joined(self, stmt: ast.If | ast.Match, arms: list[Arm], env: Env, lets: list,
+               build: Callable[[list[Expr]], Expr], what: str) -> None:
+        names = self.carried_names(arms, env)
+        finish = self.carried(names, stmt, what)
+        bodies = [self.arm(arm, env, finish) for arm in arms]
         if not names:
-            return  # nothing escapes the if: it has no effect
-        joined = If(cond, then_branch, else_branch, span=self.span(stmt))
-        self.set_hint(joined, self.hint(then_branch) or self.hint(else_branch))
+            return  # nothing escapes the statement: it has no effect
+        joined = build(bodies)
+        hint = None
+        for body in bodies:
+            hint = hint or self.hint(body)
+        self.set_hint(joined, hint)
         self.unpack(names, joined, env, lets, stmt)
 
     def unpack(self, names: list[str], value: Expr, env: Env, lets: list, node: ast.AST) -> None:
@@ -415,10 +505,11 @@ class Translator:
                            ast.Store(), lineno=node.lineno, col_offset=node.col_offset)
         self.bind(target, value, env, lets)
 
-    def join_function(self, stmt: ast.If, rest: list[ast.stmt], env: Env, lets: list, fallthrough) -> Callable[[Env], Expr]:
-        """Both branches may fall through and one may return: the code after the if becomes a
-        local function both branches call."""
-        names = sorted(assigned_names(stmt.body + stmt.orelse) & set(env) | (assigned_names(stmt.body) & assigned_names(stmt.orelse)))
+    def join_function(self, stmt: ast.If | ast.Match, arms: list[Arm], rest: list[ast.stmt], env: Env, lets: list,
+                      fallthrough, what: str) -> Callable[[Env], Expr]:
+        """Several arms may fall through and one may return: the code after the statement becomes
+        a local function those arms call."""
+        names = self.carried_names(arms, env)
         params = [Var(n, span=self.span(stmt)) for n in names]
         inner = {**env, **dict(zip(names, params))}
         self.nesting -= 1
@@ -432,7 +523,7 @@ class Translator:
         def call_join(env2: Env) -> Expr:
             missing = [n for n in names if n not in env2]
             if missing:
-                raise self.error(stmt, f"{missing[0]} is not assigned on every path through the if")
+                raise self.error(stmt, f"{missing[0]} is not assigned on every path through {what}")
             return Call(join, [env2[n] for n in names], span=self.span(stmt))
         return call_join
 
@@ -557,8 +648,14 @@ class Translator:
                 and self.src.lookup(node.value.id) is self.relay:
             if node.attr not in relay_names():
                 raise self.unknown_operator(node, node.attr)
+            if node.attr in PRELUDE_FUNCTIONS:
+                self.prelude_calls.add(node.attr)
+                return GlobalVar(node.attr, span=self.span(node))
             raise self.error(node, f"relay.{node.attr} can only be called here: write relay.{node.attr}(x), or to pass "
                                    f"it as a function, lambda v: relay.{node.attr}(v)")
+        constructor = self.constructor(node, env) if isinstance(node, ast.Attribute) else None
+        if constructor is not None:
+            return self.constructor_value(constructor, node)
         if isinstance(node, ast.Attribute):
             raise self.error(node, "attributes are not supported inside @relay (tensors have no .shape or .T here): "
                                    "use relay operators, e.g. relay.transpose(x)")
@@ -636,6 +733,11 @@ class Translator:
         callee = self.link(value)
         if callee is not None:
             return GlobalVar(callee.name, span=self.span(node))
+        if isinstance(value, ConstructorType):
+            return self.constructor_value(value, node)
+        if isinstance(value, Data):
+            raise self.error(node, f"{value.name} is a data type, which is no value: build one with a constructor "
+                                   f"({', '.join(c.signature() for c in value.constructors)})")
         what = getattr(value, "__name__", type(value).__name__)
         raise self.error(node, f"{what} is a Python {type(value).__name__}, which cannot be used inside @relay: "
                                "use tensors, tuples, relay operators and other @relay functions")
@@ -748,6 +850,8 @@ class Translator:
                 raise self.undefined(func, env)
             if isinstance(target, DType):
                 return self.convert(target, node, env)
+            if isinstance(target, ConstructorType):
+                return self.construct(target, node, env)
             callee = self.link(target)
             if callee is not None:
                 return self.global_call(callee, node, env)
@@ -759,6 +863,9 @@ class Translator:
             raise self.error(node, f"calling the Python function {what} is not supported inside @relay: only relay "
                                    "operators (relay.tanh(x), ...), other @relay functions and local functions can be "
                                    "called; decorate it with @relay or use the relay operator")
+        constructor = self.constructor(func, env) if isinstance(func, ast.Attribute) else None
+        if constructor is not None:
+            return self.construct(constructor, node, env)
         if isinstance(func, ast.Attribute):
             raise self.error(node, self.attribute_call_message(func, env))
         if node.keywords:
@@ -768,6 +875,69 @@ class Translator:
         hints = self.param_hints.get(id(target), ())
         args = [self.typed(a, env, hints[i] if i < len(hints) else None) for i, a in enumerate(node.args)]
         return Call(callee, args, span=self.span(node))
+
+    # data types -----------------------------------------------------------------------------
+    def constructor(self, node: ast.expr, env: Env | None) -> ConstructorType | None:
+        """The constructor class a name or dotted name denotes (``Cons``, ``Tree.Leaf``,
+        ``relayish.Nil``), or None; a variable of the function is none (``env`` None: the
+        function's own names are what is known)."""
+        attrs_: list[str] = []
+        base = node
+        while isinstance(base, ast.Attribute):
+            attrs_.append(base.attr)
+            base = base.value
+        if not isinstance(base, ast.Name) or base.id in (env or ()) or base.id in self.local_names:
+            return None
+        value = self.src.lookup(base.id)
+        for attr in reversed(attrs_):
+            value = MISSING if value is MISSING or value is self.relay else getattr(value, attr, MISSING)
+        return value if isinstance(value, ConstructorType) else None
+
+    def note_data(self, data: Data, node: ast.AST) -> None:
+        """A data type the code uses, which the module must define; two of one name cannot be told apart."""
+        other = self.data.setdefault(data.name, data)
+        if other is not data:
+            raise self.error(node, f"two data types are named {data.name} ({other.origin} and {data.origin}): "
+                                   "rename one")
+
+    def field_hint(self, cls: ConstructorType, index: int) -> Any:
+        """The dtype hint of a constructor's field: a literal there takes the declared dtype."""
+        try:
+            return hint_of_type(cls.field_type(index))
+        except FrontendError:
+            return None  # the definition is wrong: building the module says where
+
+    def construct(self, cls: ConstructorType, node: ast.Call, env: Env) -> Expr:
+        """``Cons(h, t)``: a value of the constructor's data type."""
+        if node.keywords:
+            raise self.error(node.keywords[0], f"constructor fields are positional: write {cls.signature()}")
+        if len(node.args) != cls.arity:
+            raise self.error(node, cls.arity_message(len(node.args)))
+        self.note_data(cls.data_type, node.func)
+        fields = [self.typed(arg, env, self.field_hint(cls, i)) for i, arg in enumerate(node.args)]
+        return Construct(cls.ir_name, fields, span=self.span(node))
+
+    def constructor_value(self, cls: ConstructorType, node: ast.expr) -> Expr:
+        """A constructor not called is the function that builds its values: ``relay.map(Some, xs)``."""
+        name = ast.unparse(node)
+        if cls.arity == 0:
+            raise self.error(node, f"{name} is a constructor: write {name}() for its value")
+        self.note_data(cls.data_type, node)
+        span = self.span(node)
+        params = [Var(f"field{i}", span=span) for i in range(cls.arity)]
+        return Function(params, Construct(cls.ir_name, params, span=span), span=span)
+
+    def prelude_call(self, name: str, node: ast.Call, env: Env) -> Expr:
+        """``relay.map(f, xs)``: a call of the Prelude's ``@map`` (the module gets it)."""
+        params = ", ".join(p.name_hint for p in prelude_module()[name].params)
+        if node.keywords:
+            raise self.error(node.keywords[0], f"relay.{name} takes its arguments by position: relay.{name}({params})")
+        if len(node.args) != len(prelude_module()[name].params):
+            raise self.error(node, f"relay.{name} takes {len(prelude_module()[name].params)} arguments ({params}), "
+                                   f"given {len(node.args)}")
+        args = [self.expr(arg, env) for arg in node.args]
+        self.prelude_calls.add(name)
+        return Call(GlobalVar(name, span=self.span(node.func)), args, span=self.span(node))
 
     def attribute_call_message(self, func: ast.Attribute, env: Env) -> str:
         base = func.value
@@ -815,6 +985,8 @@ class Translator:
                 raise self.error(node, "inside @relay, relay.grad(f) takes one function and returns a function giving "
                                        "(value, (gradient per argument...))")
             return Grad(self.expr(node.args[0], env), span=self.span(node))
+        if name in PRELUDE_FUNCTIONS:
+            return self.prelude_call(name, node, env)
         if name in LAYERS and (LAYERS[name] in keywords or name == "linear"):
             return self.layer(name, node, env)
         op_name = ALIASES.get(name, name)

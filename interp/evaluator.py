@@ -27,8 +27,8 @@ from relayish.tracebacks import user_facing
 from relayish.dims import Dim
 from relayish.errors import RelayRuntimeError, Span
 from relayish.expr import (
-    Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
-    RefRead, RefWrite, Tuple, Var, Zero,
+    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Let, Match, Op,
+    PatternCtor, PatternTuple, PatternVar, Proj, RefNew, RefRead, RefWrite, Tuple, Unpack, Var, Zero,
 )  # fmt: skip
 from relayish.module import Module
 from relayish.ops.limits import check_tensor, max_tensor_bytes, setting
@@ -38,7 +38,7 @@ from relayish.types import Shape, TensorType, TupleType, Type
 from runtime.limits import step_limit
 from runtime.operators import run_op
 from runtime.prepare import prepared
-from runtime.values import RefCell, check_arguments, check_ascribed
+from runtime.values import DataValue, RefCell, check_arguments, check_ascribed, unpacked
 
 from .values import Closure, Frame
 
@@ -90,7 +90,7 @@ class Evaluator:
             dims = dict(outer.dims) if outer is not None and fn.type_params else None
             frame = Frame(outer, closure.global_name, dims)
             if check or fn.type_params:  # bind dimension variables of polymorphic functions
-                args = check_arguments(fn.params, args, frame.dims, closure.global_name)
+                args = check_arguments(fn.params, args, frame.dims, closure.global_name, self.module.type_defs)
             for param, arg in zip(fn.params, args):
                 frame.values[id(param)] = arg
             result = yield self.eval(fn.body, frame, tail=True)
@@ -173,6 +173,23 @@ class Evaluator:
             return UNIT_VALUE
         if isinstance(e, Op):
             return _OpValue(lookup_op(e.name), e, frame.global_name, self.max_tensor_bytes)
+        if isinstance(e, Construct):
+            fields = []
+            for field in e.fields:
+                value = self.quick(field, frame)
+                fields.append(value if value is not self else (yield self.eval(field, frame)))
+            return DataValue(e.ctor, tuple(fields))
+        if isinstance(e, IsCtor):
+            return np.array((yield self.eval(e.value, frame)).ctor == e.ctor)
+        if isinstance(e, Unpack):
+            return unpacked((yield self.eval(e.value, frame)), e.ctor, e.span, frame.global_name)
+        if isinstance(e, Match):
+            value = yield self.eval(e.value, frame)
+            for pattern, body in zip(e.patterns, e.bodies):
+                if _bind(pattern, value, frame):
+                    return (yield self.eval(body, frame, tail))
+            raise RelayRuntimeError(f"no clause of this match matches a {value.ctor if isinstance(value, DataValue) else 'tuple'} "
+                                    f"value, in @{frame.global_name} (the type checker warned of it)", e.span)
         if isinstance(e, Grad):  # evaluate() expands every Grad before running
             raise RelayRuntimeError("Grad must be expanded (ad.expand) before the Evaluator runs it", e.span)
         raise RelayRuntimeError(f"cannot evaluate {type(e).__name__}", getattr(e, "span", None))
@@ -202,6 +219,25 @@ class Evaluator:
             return (yield self.apply(callee, args, e.span))
         finally:
             self.depth -= 1
+
+
+def _bind(pattern: Any, value: Any, frame: Frame) -> bool:
+    """Whether ``value`` matches ``pattern``; if so, its variables are bound in ``frame``."""
+    bindings = []
+    stack = [(pattern, value)]
+    while stack:
+        p, v = stack.pop()
+        if isinstance(p, PatternVar):
+            bindings.append((p.var, v))
+        elif isinstance(p, PatternCtor):
+            if v.ctor != p.ctor:
+                return False
+            stack.extend(zip(p.patterns, v.fields))
+        elif isinstance(p, PatternTuple):
+            stack.extend(zip(p.patterns, v))
+    for var, v in bindings:
+        frame.values[id(var)] = v
+    return True
 
 
 def _zeros(ty: Type, frame: Frame, span: Span | None, limit: int) -> Any:

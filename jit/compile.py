@@ -105,7 +105,7 @@ class CompiledFunction:
         entry = None if key is None else self.specializations.get(key)
         checked = args
         if entry is None:
-            checked = check_arguments(self.params, args, {}, self.name)
+            checked = check_arguments(self.params, args, {}, self.name, self.module.type_defs)
             key = tuple(value_type(a) for a in checked)
             entry = self.specializations.get(key)
             if entry is None:

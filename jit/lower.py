@@ -30,8 +30,8 @@ import numpy as np
 from relayish.dims import Dim, FloorDiv, as_dim
 from relayish.errors import RelayRuntimeError
 from relayish.expr import (
-    Ascribe, Call, Constant, Expr, Function, GlobalVar, If, Let, Op, Proj, RefNew, RefRead, RefWrite, Tuple,
-    Var, Zero,
+    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, If, IsCtor, Let, Op, Proj, RefNew, RefRead,
+    RefWrite, Tuple, Unpack, Var, Zero,
 )  # fmt: skip
 from relayish.module import Module
 from relayish.ops.limits import check_tensor, max_tensor_bytes, tensor_bytes, tensor_types
@@ -40,7 +40,7 @@ from relayish.traverse import free_vars, post_order, use_counts
 from relayish.types import BaseType, FloatType, Kind, Shape, TensorType, TupleType, Type, TypeVar, has_unknown_dim
 from runtime.limits import step_limit
 from runtime.operators import check_shapes, run_op
-from runtime.values import check_ascribed
+from runtime.values import DataValue, check_ascribed, unpacked
 
 from . import scalars
 from .host import HostRuntime
@@ -84,6 +84,7 @@ class Lowering:
                                           "_accumulate_into": accumulate_into, "_take_at": take_at,
                                           "_in_python": in_python, "_check_tensor": check_tensor, "_count_call": budget,
                                           "_check_shapes": check_shapes, "_check_ascribed": check_ascribed, "_run_op": run_op,
+                                          "_DataValue": DataValue, "_unpacked": unpacked, "_bool": np.bool_,
                                           "_scatter_add_at": scatter_add_at, "_scatter_add_at_in_place": scatter_add_at_in_place,
                                           **scalars.NAMESPACE}
         self.uses = use_counts(*module.functions.values())
@@ -468,6 +469,13 @@ class Lowering:
             ref, value = self.atom(e.ref, em), self.atom(e.value, em)
             em.line(f"{ref}[0] = {value}")
             return "_unit"
+        if isinstance(e, Construct):
+            return f"_DataValue({e.ctor!r}, (" + "".join(f"{self.atom(f, em)}, " for f in e.fields) + "))"
+        if isinstance(e, IsCtor):
+            return f"_bool({self.atom(e.value, em)}.ctor == {e.ctor!r})"
+        if isinstance(e, Unpack):
+            span = self.constant(e.span, "span")
+            return f"_unpacked({self.atom(e.value, em)}, {e.ctor!r}, {span}, {self.current!r})"
         if isinstance(e, Zero):
             dims = {tv: self.names[id(tv)] for tv in free_dims(e.type) if id(tv) in self.names}
             ty = self.constant(e.type, "zero_type")

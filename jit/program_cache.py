@@ -49,7 +49,8 @@ class _Node:
 
 
 def flatten(module: Module) -> tuple:
-    """``module`` as (globals: name -> index of its function, nodes, operator declarations), each
+    """``module`` as (globals: name -> index of its function, nodes, operator declarations, data
+    types), each
     node ``(class, field values)`` with sub-expressions replaced by ``_Node`` indices."""
     index: dict[int, int] = {}
     nodes: list[tuple[type, list[Any]]] = []
@@ -68,11 +69,11 @@ def flatten(module: Module) -> tuple:
                 index[id(node)] = len(nodes)
                 nodes.append((type(node), [ref(getattr(node, f.name)) for f in attrs.fields(type(node))]))
         roots[name] = index[id(fn)]
-    return roots, nodes, dict(module.op_decls)
+    return roots, nodes, dict(module.op_decls), dict(module.type_defs)
 
 
 def unflatten(flat: tuple) -> Module:
-    roots, nodes, op_decls = flat
+    roots, nodes, op_decls, type_defs = flat
     built: list[Expr] = []
 
     def value(v: Any) -> Any:
@@ -84,7 +85,7 @@ def unflatten(flat: tuple) -> Module:
 
     for cls, fields in nodes:
         built.append(cls(**{f.alias: value(v) for f, v in zip(attrs.fields(cls), fields)}))
-    return Module({name: built[i] for name, i in roots.items()}, op_decls)
+    return Module({name: built[i] for name, i in roots.items()}, op_decls, type_defs)
 
 
 def spans(module: Module) -> list[tuple[str, int, int]]:

@@ -19,10 +19,10 @@ from typing import Any, Callable
 import numpy as np
 import scipy.special
 
-from runtime.values import RefCell
+from runtime.values import DataValue, RefCell
 from relayish.ops.element import translate
 from relayish.ops.registry import lookup_op
-from relayish.types import FuncType, RefType, TensorType, TupleType, Type
+from relayish.types import DataType, FuncType, RefType, TensorType, TupleType, Type
 
 def expression(op: str, args: list[str], arg_types: list[TensorType], attrs: dict) -> str | None:
     """The scalar expression of ``op`` on ``args`` (all rank 0), or None if it has none: the
@@ -121,6 +121,8 @@ class Boundary:
             return tuple(self.inward(v, t) for v, t in zip(value, ty.fields))
         if isinstance(ty, FuncType):
             return _adapt(value, ty, self.outward, self.inward)
+        if isinstance(ty, DataType):
+            return _data_mapped(value, lambda a: (a[()] if a.ndim == 0 else self.to_inside(a)) if isinstance(a, np.ndarray) else a)
         return value
 
     def outward(self, value: Any, ty: Type) -> Any:
@@ -133,10 +135,34 @@ class Boundary:
             return _adapt(value, ty, self.inward, self.outward)
         if isinstance(ty, RefType):
             return RefCell(self.outward(value[0], ty.value))
+        if isinstance(ty, DataType):
+            return _data_mapped(value, lambda a: np.asarray(a) if isinstance(a, np.generic) else
+                                self.to_outside(a) if hasattr(a, "copy_to_host") else a)
         return value
 
 
 HOST = Boundary()
+
+
+def _data_mapped(value: Any, convert: Callable[[Any], Any]) -> Any:
+    """A data value (``DataValue``s and tuples, holding tensors) with each other part ``convert``ed:
+    a data type's fields are not known here, but its tensors are what crosses the boundary. Without
+    recursion: a list may be long."""
+    done: dict[int, Any] = {}
+    stack: list[tuple[Any, bool]] = [(value, False)]
+    while stack:
+        item, ready = stack.pop()
+        if isinstance(item, (DataValue, tuple)):
+            parts = item.fields if isinstance(item, DataValue) else item
+            if not ready:
+                stack.append((item, True))
+                stack.extend((p, False) for p in parts if id(p) not in done)
+                continue
+            new = tuple(done[id(p)] for p in parts)
+            done[id(item)] = DataValue(item.ctor, new) if isinstance(item, DataValue) else new
+        else:
+            done[id(item)] = convert(item)
+    return done[id(value)]
 
 
 def _adapt(fn: Callable, ty: FuncType, convert_args: Callable, convert_result: Callable) -> Callable:

@@ -4,8 +4,10 @@ Both come from one canonical walk that turns a module, expression or type into a
 of tokens in which every bound variable (local, type-level or dimension) is replaced by the
 position of its binder. Two terms are alpha-equivalent exactly when their streams are
 equal, and the structural hash is the hash of the stream, so equal terms hash equal.
-Spans and variable names do not take part; free variables compare by identity and globals
-and operators by name.
+Spans and variable names do not take part; free variables compare by identity and globals,
+operators, data types and constructors by name. A ``match`` clause binds its pattern's
+variables, in pattern order, before its body; patterns carry no types, so the annotation of
+a variable a pattern binds takes no part either (the text format cannot show it).
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ import attrs
 import numpy as np
 
 from .dims import Dim, FloorDiv
-from .expr import Call, Constant, Expr, Function, GlobalVar, Let, Op, Var
+from .expr import (
+    Call, Constant, Expr, Function, GlobalVar, Let, Match, Op, Pattern, PatternCtor, PatternTuple,
+    PatternVar, Var,
+)  # fmt: skip
 from .module import Module, RelationDecl
 from .types import ForallType, Shape, Type, TypeVar
 
@@ -77,7 +82,17 @@ class _Walk:
         while stack:
             item = stack.pop()
             if isinstance(item, Module):
-                yield ("module", len(item.op_decls), len(item.functions))
+                yield ("module", len(item.type_defs), len(item.op_decls), len(item.functions))
+                for name in sorted(item.type_defs):
+                    type_def = item.type_defs[name]
+                    yield ("type", name, len(type_def.params), len(type_def.ctors))
+                    for tv in type_def.params:
+                        self.bind(tv)
+                        yield tv.kind
+                    for ctor in type_def.ctors:  # in definition order: it numbers them
+                        yield ("ctor", ctor.name, len(ctor.fields))
+                        for field in ctor.fields:
+                            yield from self.tokens(field)
                 for name in sorted(item.op_decls):
                     yield ("operator", name)
                     declared = item.op_decls[name]
@@ -94,6 +109,8 @@ class _Walk:
                 yield from self.type_tokens(item, stack)
             elif isinstance(item, Dim):
                 yield self.dim_tokens(item)
+            elif isinstance(item, Pattern):
+                yield from self.pattern_tokens(item, stack)
             else:
                 yield item
 
@@ -120,8 +137,24 @@ class _Walk:
                 self.bind(param)
             annotations = [p.type_annotation for p in node.params]
             stack.extend(reversed([len(node.params), *annotations, node.ret_type, node.body]))
+        elif isinstance(node, Match):
+            clauses: list[Any] = [node.value, len(node.patterns)]
+            for pattern, body in zip(node.patterns, node.bodies):
+                clauses += [pattern, body]  # the pattern binds its variables before its body is walked
+            stack.extend(reversed(clauses))
         else:
             stack.extend(reversed(_flat_fields(node)))
+
+    def pattern_tokens(self, pattern: Pattern, stack: list[Any]) -> Iterator[Any]:
+        yield type(pattern).__name__
+        if isinstance(pattern, PatternVar):
+            self.bind(pattern.var)
+        elif isinstance(pattern, PatternCtor):
+            yield (pattern.ctor, len(pattern.patterns))
+            stack.extend(reversed(pattern.patterns))
+        elif isinstance(pattern, PatternTuple):
+            yield len(pattern.patterns)
+            stack.extend(reversed(pattern.patterns))
 
     def type_tokens(self, ty: Type, stack: list[Any]) -> Iterator[Any]:
         yield type(ty).__name__

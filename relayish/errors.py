@@ -93,3 +93,8 @@ class StepLimitError(RelayRuntimeError):
 class FrontendError(RelayError):
     """Python code that ``@relay`` cannot translate: says what is not supported, where
     (the Python file, line and column) and what to write instead."""
+
+
+class NonExhaustiveMatch(UserWarning):
+    """A ``match`` that some value of its scrutinee's type falls through: the type checker warns,
+    and such a value is a run-time error."""

@@ -234,7 +234,152 @@ class RefWrite(Expr):
     span: Span | None = _span_field()
 
 
+@_node
+class Construct(Expr):
+    """``Ctor(fields)``: a value of an algebraic data type, built by its constructor ``ctor``."""
+
+    ctor: str
+    fields: tuple[Expr, ...] = attrs.field(default=(), converter=tuple)
+    span: Span | None = _span_field()
+
+
+@_node
+class IsCtor(Expr):
+    """``Is[Ctor](e)``: a bool scalar, whether ``e`` was built by ``ctor``. What ``match``
+    lowers to (relayish/matches.py), with ``Unpack``."""
+
+    value: Expr
+    ctor: str
+    span: Span | None = _span_field()
+
+
+@_node
+class Unpack(Expr):
+    """``Unpack[Ctor](e)``: the fields of ``e`` as a tuple; a run-time error if ``e`` was
+    built by another constructor (a ``match`` with no clause for it)."""
+
+    value: Expr
+    ctor: str
+    span: Span | None = _span_field()
+
+
+class Pattern:
+    """Base of the patterns of ``match`` clauses."""
+
+    __slots__ = ()
+
+
+@_node
+class PatternWildcard(Pattern):
+    """``_``: matches anything, binds nothing."""
+
+    span: Span | None = _span_field()
+
+
+@_node
+class PatternVar(Pattern):
+    """``%x``: matches anything and binds it to ``var``."""
+
+    var: Var
+    span: Span | None = _span_field()
+
+
+@_node
+class PatternCtor(Pattern):
+    """``Ctor(p, ...)``: a value built by ``ctor`` whose fields match the sub-patterns."""
+
+    ctor: str
+    patterns: tuple[Pattern, ...] = attrs.field(default=(), converter=tuple)
+    span: Span | None = _span_field()
+
+
+@_node
+class PatternTuple(Pattern):
+    """``(p, ...)``: a tuple whose fields match the sub-patterns."""
+
+    patterns: tuple[Pattern, ...] = attrs.field(converter=tuple)
+    span: Span | None = _span_field()
+
+
+def pattern_vars(pattern: Pattern) -> list[Var]:
+    """The variables a pattern binds, left to right."""
+    found: list[Var] = []
+    stack = [pattern]
+    while stack:
+        p = stack.pop()
+        if isinstance(p, PatternVar):
+            found.append(p.var)
+        elif isinstance(p, (PatternCtor, PatternTuple)):
+            stack.extend(reversed(p.patterns))
+    return found
+
+
+@_node
+class Match(Expr):
+    """``match value { pattern => body, ... }``: the body of the first clause whose pattern
+    matches. Clause ``i`` is ``patterns[i] => bodies[i]``; the patterns' variables are bound
+    in their body only."""
+
+    value: Expr
+    patterns: tuple[Pattern, ...] = attrs.field(converter=tuple)
+    bodies: tuple[Expr, ...] = attrs.field(converter=tuple)
+    span: Span | None = _span_field()
+
+    def __attrs_post_init__(self) -> None:
+        if len(self.patterns) != len(self.bodies) or not self.patterns:
+            raise ValueError("a match needs one body per pattern, and at least one clause")
+
+    def children(self) -> tuple[Expr, ...]:
+        """The scrutinee, the variables the patterns bind (in clause order; binders, as a ``let``'s
+        variable is its child) and the bodies."""
+        return (self.value, *self.bound(), *self.bodies)
+
+    def bound(self) -> list[Var]:
+        """The variables the patterns bind, clause after clause."""
+        return [v for p in self.patterns for v in pattern_vars(p)]
+
+    def with_children(self, children: tuple[Expr, ...]) -> Match:
+        """This match over new children (as ``children()`` lists them): the variables are put back
+        into the patterns in place of the old ones."""
+        old = self.bound()
+        renamed = {id(a): b for a, b in zip(old, children[1:1 + len(old)]) if a is not b}
+        patterns = [_renamed(p, renamed) for p in self.patterns] if renamed else self.patterns
+        return Match(children[0], patterns, children[1 + len(old):], span=self.span)
+
+
+def _renamed(pattern: Pattern, renamed: dict[int, Var]) -> Pattern:
+    """``pattern`` with its variables replaced as ``renamed`` says (by ``id``), rebuilt bottom-up."""
+    done: dict[int, Pattern] = {}
+    stack: list[tuple[Pattern, bool]] = [(pattern, False)]
+    while stack:
+        p, ready = stack.pop()
+        subs = p.patterns if isinstance(p, (PatternCtor, PatternTuple)) else ()
+        if subs and not ready:
+            stack.append((p, True))
+            stack.extend((q, False) for q in subs)
+            continue
+        if isinstance(p, PatternVar):
+            done[id(p)] = PatternVar(renamed[id(p.var)], span=p.span) if id(p.var) in renamed else p
+        elif isinstance(p, PatternCtor):
+            done[id(p)] = PatternCtor(p.ctor, [done[id(q)] for q in subs], span=p.span)
+        elif isinstance(p, PatternTuple):
+            done[id(p)] = PatternTuple([done[id(q)] for q in subs], span=p.span)
+        else:
+            done[id(p)] = p
+    return done[id(pattern)]
+
+
+def written_type(node: Expr) -> Type | None:
+    """The type written on ``node``, if any: a variable's annotation, a function's result type, the
+    type of an ascription or a ``Zero``."""
+    if isinstance(node, Var):
+        return node.type_annotation
+    if isinstance(node, Function):
+        return node.ret_type
+    return node.type if isinstance(node, (Ascribe, Zero)) else None
+
+
 EXPR_CLASSES: tuple[type[Expr], ...] = (
     Var, GlobalVar, Constant, Tuple, Proj, Let, If, Op, Call, Function,
-    Ascribe, Zero, Grad, RefNew, RefRead, RefWrite,
+    Ascribe, Zero, Grad, RefNew, RefRead, RefWrite, Construct, IsCtor, Unpack, Match,
 )  # fmt: skip

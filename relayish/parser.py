@@ -23,17 +23,20 @@ import numpy as np
 from .dims import MAX_DIGITS, Dim
 from .errors import ParseError, RelayError
 from .expr import (
-    Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
-    RefRead, RefWrite, Tuple, Var, Zero,
+    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Let, Match,
+    Op, Pattern, PatternCtor, PatternTuple, PatternVar, PatternWildcard, Proj, RefNew, RefRead,
+    RefWrite, Tuple, Unpack, Var, Zero, pattern_vars,
 )  # fmt: skip
 from .lexer import Token, tokenize
-from .module import Module, RelationDecl
+from .module import CtorDef, Module, RelationDecl, TypeDef
+from .names import NOT_DATA_NAMES
 from .ops.registry import is_user_op, lookup_op
 from .ops.user import RELATIONS
+from .prelude import PRELUDE_TEXT
 from .printer import BINARY_OPS, DTYPE_SUFFIX
 from .traverse import trampoline
 from .types import (
-    BaseType, BoolType, FloatType, ForallType, FuncType, IntType, Kind, RefType, Shape,
+    BaseType, BoolType, DataType, FloatType, ForallType, FuncType, IntType, Kind, RefType, Shape,
     TensorType, TupleType, Type, TypeVar, UIntType,
 )  # fmt: skip
 
@@ -48,8 +51,8 @@ _NUMBER_BODY = re.compile(r"nan|inf|\d+\.\d*(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+|\d
 _KINDS = {kind.value: kind for kind in Kind}
 _BASE_TYPES = {"IntType": IntType, "UIntType": UIntType, "FloatType": FloatType}
 _TYPE_WORDS = {"Tensor", "Shape", "IntType", "UIntType", "FloatType", "BoolType", "RefType", "forall"}
-_EXPR_WORDS = {"let", "if", "fn", "Zero", "Grad", "Ref", "tensor", "true", "false", "sq"}
-_RESERVED = _TYPE_WORDS | _EXPR_WORDS | {"in", "then", "else", "def", "operator", "none"} | set(_KINDS)
+_EXPR_WORDS = {"let", "if", "fn", "Zero", "Grad", "Ref", "tensor", "true", "false", "sq", "match", "Is", "Unpack"}
+_RESERVED = _TYPE_WORDS | _EXPR_WORDS | {"in", "then", "else", "def", "operator", "type", "none"} | set(_KINDS)
 _WORD_KINDS = frozenset(("punct", "ident"))  # the kinds of keywords and punctuation
 _DIM_OPS = {"+": (1, operator.add), "-": (1, operator.sub), "*": (2, operator.mul), "//": (2, operator.floordiv)}
 MAX_ATTRIBUTE_NESTING = 32  # attribute tuples nest at most this deep (operators take one level)
@@ -75,14 +78,21 @@ class _Scope:
 
 
 class Parser:
-    def __init__(self, text: str, filename: str):
+    def __init__(self, text: str, filename: str, base: Module | None = None):
         self.tokens = tokenize(text, filename)
+        self.base = base  # definitions (the Prelude's, say) that the text may use and the module keeps
         self.pos = 0
         self.locals = _Scope()
         self.tvars = _Scope()
         self.globals: set[str] = set()
         self.op_decls: dict[str, Type] = {}
         self.declared_ops: set[str] = set()
+        # The data types and constructors a module defines anywhere (its pre-scan); None
+        # outside a module (parse_expr), where any such name is taken as written.
+        self.data_types: set[str] | None = None
+        self.ctor_names: set[str] | None = None
+        self.type_defs: dict[str, TypeDef] = {}
+        self.ctor_owner: dict[str, str] = {}  # constructor -> the data type that defines it
 
     @functools.cached_property
     def closing(self) -> dict[int, int]:
@@ -168,7 +178,18 @@ class Parser:
     # module --------------------------------------------------------------------------
     def module(self) -> Iterator[Any]:
         self.globals, self.declared_ops = self.declared()
+        self.data_types, self.ctor_names = self.declared_data()
         functions: dict[str, Function] = {}
+        if self.base is not None:  # its definitions come first, as if written before the text
+            functions.update(self.base.functions)
+            self.op_decls.update(self.base.op_decls)
+            self.type_defs.update(self.base.type_defs)
+            for type_def in self.base.type_defs.values():
+                self.ctor_owner.update(dict.fromkeys((c.name for c in type_def.ctors), type_def.name))
+            self.globals |= set(functions)
+            self.declared_ops |= set(self.op_decls)
+            self.data_types |= set(self.type_defs)
+            self.ctor_names |= set(self.ctor_owner)
         start = self.tok
         while self.tok.kind != "eof":
             start = self.tok
@@ -176,7 +197,7 @@ class Parser:
                 name_tok = self.tok
                 name = self.global_name("an operator name such as @my_op")
                 if name in self.op_decls:
-                    raise self.error(f"operator @{name} is declared twice", name_tok)
+                    raise self.error(f"operator @{name} is declared twice{self.in_base('op_decls', name)}", name_tok)
                 self.expect(":")
                 if self.tok.kind == "ident" and self.tok.text == "relation":
                     self.advance()
@@ -190,11 +211,22 @@ class Parser:
                 name_tok = self.tok
                 name = self.global_name("a global name such as @main")
                 if name in functions:
-                    raise self.error(f"global @{name} is defined twice", name_tok)
+                    raise self.error(f"global @{name} is defined twice{self.in_base('functions', name)}", name_tok)
                 functions[name] = yield self.function(start)
+            elif self.accept("type"):
+                type_def = yield self.type_def()
+                self.type_defs[type_def.name] = type_def
             else:
-                raise self.expected("'def' or 'operator'")
-        return self.build(start, Module, functions, self.op_decls)
+                found = "end of input" if self.tok.kind == "eof" else repr(self.tok.text)
+                raise self.error(f"expected 'def' or 'operator', found {found} (or 'type', which defines a data type)")
+        return self.build(start, Module, functions, self.op_decls, self.type_defs)
+
+    def in_base(self, table: str, name: str) -> str:
+        """What the message of a redefinition adds when the first definition is the base
+        module's (``table``: which of its mappings)."""
+        if self.base is None or name not in getattr(self.base, table):
+            return ""
+        return " (the base module, which this text extends, defines it)"
 
     def declared(self) -> tuple[set[str], set[str]]:
         """The names that follow ``def`` and ``operator`` anywhere, so that definitions may
@@ -205,6 +237,88 @@ class Parser:
             if tok.text in found and tok.kind == "ident" and tokens[i + 1].kind == "global":
                 found[tok.text].add(tokens[i + 1].text[1:])
         return found["def"], found["operator"]
+
+    def declared_data(self) -> tuple[set[str], set[str]]:
+        """The data types (the names that follow ``type``) and their constructors (the names
+        after the ``{`` and after each top-level ``,`` of a definition) anywhere, so that
+        definitions may use later ones. Each token is looked at once, however malformed the text."""
+        types: set[str] = set()
+        ctors: set[str] = set()
+        tokens = self.tokens
+        i = 0
+        while i < len(tokens) - 1:
+            tok = tokens[i]
+            i += 1
+            if tok.kind != "ident" or tok.text != "type" or tokens[i].kind != "ident":
+                continue
+            types.add(tokens[i].text)
+            i += 1
+            depth, name_next = 0, False  # depth of () and [] inside the definition
+            while tokens[i].kind != "eof":
+                t = tokens[i]
+                if t.kind == "ident" and t.text in ("type", "def", "operator"):
+                    break  # the next item: this definition is malformed, and the parse will say how
+                is_name, name_next = name_next and depth == 0 and t.kind == "ident", False
+                if is_name:
+                    ctors.add(t.text)
+                elif t.kind == "punct":
+                    if t.text in ("(", "["):
+                        depth += 1
+                    elif t.text in (")", "]"):
+                        depth -= 1
+                    elif t.text in ("{", ","):
+                        name_next = True
+                    elif t.text == "}":
+                        break
+                i += 1
+        return types, ctors
+
+    def data_name(self, what: str, kind: str) -> Token:
+        """The name of a data type or constructor being defined: an identifier, not a keyword."""
+        tok = self.tok
+        if tok.kind != "ident":
+            raise self.expected(what)
+        if tok.text in NOT_DATA_NAMES:
+            word = "the wildcard pattern" if tok.text == "_" else "a keyword of the text format"
+            raise self.error(f"{tok.text} is {word} and cannot name a {kind}", tok)
+        return self.advance()
+
+    def type_def(self) -> Iterator[Any]:
+        """The rest of ``type Name[params] { Ctor(fields), ... }``."""
+        name_tok = self.data_name("a type name such as List", "data type")
+        name = name_tok.text
+        if name in self.type_defs:
+            raise self.error(f"type {name} is defined twice{self.in_base('type_defs', name)}", name_tok)
+        params = self.type_params("]", in_type_def=True) if self.accept("[") else []
+        saved = [self.tvars.push(tv.name, tv) for tv in params]
+        ctors: list[CtorDef] = []
+        try:
+            self.expect("{")
+            while not self.at("}"):
+                ctor_tok = self.data_name("a constructor name such as Nil", "constructor")
+                owner = self.ctor_owner.get(ctor_tok.text)
+                if owner is not None:
+                    where = "" if owner == name else f" (type {owner} defines it too)"
+                    if self.base is not None and self.base.ctor(ctor_tok.text) is not None:
+                        where = f" (type {owner} of the base module, which this text extends, defines it)"
+                    raise self.error(f"constructor {ctor_tok.text} is defined twice{where}", ctor_tok)
+                self.ctor_owner[ctor_tok.text] = name
+                fields: list[Type] = []
+                if self.accept("("):
+                    while not self.at(")"):
+                        fields.append((yield self.type_()))
+                        if not self.accept(","):
+                            break
+                    self.expect(")")
+                ctors.append(self.build(ctor_tok, CtorDef, ctor_tok.text, fields))
+                if not self.accept(",") and not self.at("}"):
+                    raise self.expected("',' or '}' after a constructor")
+            self.expect("}")
+        finally:
+            self.tvars.pop(saved)
+        if not ctors:
+            raise self.error(f"type {name} needs at least one constructor", name_tok)
+        return self.build(name_tok, TypeDef, name, params, ctors)
 
     def global_name(self, what: str) -> str:
         tok = self.name_token("global", what)
@@ -236,6 +350,17 @@ class Parser:
             if tok.text == "Shape":
                 self.advance()
                 return Shape(*(yield self.dim_list()))
+            if tok.text not in _RESERVED:  # a data type with arguments: Name[T, ...]
+                self.advance()
+                name = self.data_type_name(tok)
+                self.expect("[")
+                args: list[Type] = []
+                while True:
+                    args.append((yield from self.sub_type()))
+                    if not self.accept(",") or self.at("]"):
+                        break
+                self.expect("]")
+                return DataType(name, args)
         if tok.text == "(" and tok.kind == "punct":
             self.advance()
             items: list[Type] = []
@@ -279,11 +404,26 @@ class Parser:
             return self.plain_shape()
         if tok.text in _RESERVED:
             return None
+        tv = self.tvars.names.get(tok.text)  # a type variable in scope hides a data type
+        if tv is not None:
+            self.advance()
+            return tv
+        following = self.peek()
+        if following.kind == "punct" and following.text == "[":
+            return None  # a data type with arguments: type_ reads them
         self.advance()
-        tv = self.tvars.names.get(tok.text)
-        if tv is None:
-            raise self.error(f"unknown type variable {tok.text} (bind it with [{tok.text}: Type] or forall)", tok)
-        return tv
+        return DataType(self.data_type_name(tok))
+
+    def data_type_name(self, tok: Token) -> str:
+        """The name of the data type ``tok`` refers to; in a module, one it defines."""
+        name = tok.text
+        if self.data_types is not None and name not in self.data_types:
+            if name[0].islower():  # most likely meant as a type variable
+                raise self.error(f"unknown type variable {name} (bind it with [{name}: Type] or forall; "
+                                 f"no data type {name} is defined either)", tok)
+            raise self.error(f"unknown type {name} (no data type of that name is defined, "
+                             f"and no type variable {name} is in scope)", tok)
+        return name
 
     def plain_shape(self) -> Shape | None:
         """``Shape(...)`` when each dimension is a number or a variable, else None with nothing read."""
@@ -303,15 +443,26 @@ class Parser:
         self.advance()
         return Shape(*dims)
 
-    def type_params(self, close: str) -> list[TypeVar]:
+    def type_params(self, close: str, in_type_def: bool = False) -> list[TypeVar]:
+        """``a: Kind, ...`` up to ``close``; a data type's parameters are of kind Type (which
+        they may leave out) and have distinct names."""
         params = []
         while not self.at(close):
             name = self.identifier("a type variable name")
+            if in_type_def and any(tv.name == name.text for tv in params):
+                raise self.error(f"type parameter {name.text} appears twice", name)
+            if in_type_def and not self.at(":"):
+                params.append(TypeVar(name.text, Kind.TYPE))
+                if not self.accept(","):
+                    break
+                continue
             self.expect(":")
             kind_tok = self.tok
             if kind_tok.text not in _KINDS or kind_tok.kind != "ident":
                 raise self.expected("a kind (Type, Shape, BaseType or Dim)")
             self.advance()
+            if in_type_def and kind_tok.text != Kind.TYPE.value:
+                raise self.error(f"a data type's parameters are of kind Type, not {kind_tok.text}", kind_tok)
             params.append(TypeVar(name.text, _KINDS[kind_tok.text]))
             if not self.accept(","):
                 break
@@ -489,13 +640,28 @@ class Parser:
         None when it does not."""
         nxt = self.peek()
         if nxt.kind == "ident" and nxt.text not in _EXPR_WORDS:
-            return True
+            if not self.may_be_ctor(nxt.text):
+                return True
+            if not self.may_be_type(nxt.text):
+                return None
+            # A name that may be a constructor or a type: "(Tree) Leaf" ascribes, "(Nil, Nil)"
+            # does not; as with "((" below, a type is only tried where an expression follows.
+        elif not (nxt.kind == "punct" and nxt.text == "("):
+            return None
         # "((" may open a tuple type; that is worth trying only when an expression
         # follows the closing ")", which keeps nested parentheses linear.
         close = self.closing.get(self.pos)
-        if nxt.kind == "punct" and nxt.text == "(" and close is not None and self.starts_expression_at(close + 1):
+        if close is not None and self.starts_expression_at(close + 1):
             return False
         return None
+
+    def may_be_ctor(self, name: str) -> bool:
+        """Whether the word ``name`` in an expression or pattern may be a constructor."""
+        return name not in _RESERVED and (self.ctor_names is None or name in self.ctor_names)
+
+    def may_be_type(self, name: str) -> bool:
+        """Whether the word ``name`` (not a keyword) may be a type."""
+        return name in self.tvars.names or self.data_types is None or name in self.data_types
 
     def ascription(self, certain: bool) -> Iterator[Any]:
         """``(T) e``; when not ``certain`` and no type is there, the parenthesis read again
@@ -523,7 +689,7 @@ class Parser:
         if tok.kind in ("local", "global", "number"):
             return True
         if tok.kind == "ident":
-            return tok.text in _EXPR_WORDS
+            return tok.text in _EXPR_WORDS or self.may_be_ctor(tok.text)
         return tok.kind == "punct" and tok.text in ("(", "-", "!")
 
     def call_args(self, callee: Expr, open_tok: Token) -> Iterator[Any]:
@@ -621,6 +787,12 @@ class Parser:
                 return self.wrapped(tok)
             if tok.text == "tensor":
                 return self.tensor_literal()
+            if tok.text == "match":
+                return self.match()
+            if tok.text in ("Is", "Unpack"):
+                return self.ctor_test()
+            if tok.text not in _RESERVED:
+                return self.construct()
         raise self.expected("an expression")
 
     def global_ref(self, tok: Token) -> Expr:
@@ -630,6 +802,107 @@ class Parser:
         if name in self.declared_ops or lookup_op(name) is not None:
             return Op(name, span=tok.span)
         raise self.error(f"unknown global or operator @{name}", tok)
+
+    def ctor_name(self, tok: Token) -> str:
+        """The constructor ``tok`` names; in a module, one of its data types defines it."""
+        name = tok.text
+        if self.ctor_names is not None and name not in self.ctor_names:
+            hint = " (the wildcard _ is only a pattern)" if name == "_" else ""
+            if name in self.data_types:
+                hint = f" ({name} is a data type; its constructors are what build its values)"
+            raise self.error(f"unknown constructor {name}{hint}", tok)
+        return name
+
+    def construct(self) -> Iterator[Any]:
+        """``Ctor``, ``Ctor()`` or ``Ctor(e, ...)``: a value of a data type."""
+        tok = self.advance()
+        name = self.ctor_name(tok)
+        fields: list[Expr] = []
+        if self.accept("("):
+            while not self.at(")"):
+                fields.append((yield self.expr()))
+                if not self.accept(","):
+                    break
+            self.expect(")")
+        return Construct(name, fields, span=tok.span)
+
+    def ctor_test(self) -> Iterator[Any]:
+        """``Is[Ctor](e)`` and ``Unpack[Ctor](e)``, the forms ``match`` is lowered to."""
+        tok = self.advance()
+        self.expect("[")
+        name_tok = self.tok
+        if name_tok.kind != "ident" or name_tok.text in _RESERVED:
+            raise self.expected("a constructor name")
+        self.advance()
+        name = self.ctor_name(name_tok)
+        self.expect("]")
+        self.expect("(")
+        value = yield self.expr()
+        self.expect(")")
+        return (IsCtor if tok.text == "Is" else Unpack)(value, name, span=tok.span)
+
+    def match(self) -> Iterator[Any]:
+        """``match e { pattern => body, ... }``; a pattern's variables are bound in its body only."""
+        start = self.advance()
+        value = yield self.expr()
+        self.expect("{")
+        patterns: list[Pattern] = []
+        bodies: list[Expr] = []
+        while not self.at("}"):
+            pattern = yield self.pattern(set())
+            self.expect("=>")
+            saved = [self.locals.push(var.name_hint, var) for var in pattern_vars(pattern)]
+            try:
+                body = yield self.expr()
+            finally:
+                self.locals.pop(saved)
+            patterns.append(pattern)
+            bodies.append(body)
+            if not self.accept(",") and not self.at("}"):
+                raise self.expected("',' or '}' after a match clause")
+        if not patterns:
+            raise self.expected("a match clause (pattern => expression)")
+        self.advance()
+        return Match(value, patterns, bodies, span=start.span)
+
+    def pattern(self, names: set[str]) -> Iterator[Any]:
+        """A pattern; ``names`` holds the variables its clause has bound so far (each once)."""
+        tok = self.tok
+        if tok.kind == "local":
+            self.advance()
+            name = tok.text[1:]
+            if name in names:
+                raise self.error(f"variable {tok.text} appears twice in a pattern", tok)
+            names.add(name)
+            return PatternVar(Var(name, span=tok.span), span=tok.span)
+        if tok.kind == "punct" and tok.text == "(":  # (), (p,), (p, q): as tuples are written
+            self.advance()
+            items: list[Pattern] = []
+            trailing_comma = False
+            while not self.at(")"):
+                items.append((yield self.pattern(names)))
+                trailing_comma = self.accept(",")
+                if not trailing_comma:
+                    break
+            self.expect(")")
+            if len(items) == 1 and not trailing_comma:
+                return items[0]
+            return PatternTuple(items, span=tok.span)
+        if tok.kind == "ident" and tok.text == "_":
+            self.advance()
+            return PatternWildcard(span=tok.span)
+        if tok.kind == "ident" and tok.text not in _RESERVED:
+            self.advance()
+            name = self.ctor_name(tok)
+            items = []
+            if self.accept("("):
+                while not self.at(")"):
+                    items.append((yield self.pattern(names)))
+                    if not self.accept(","):
+                        break
+                self.expect(")")
+            return PatternCtor(name, items, span=tok.span)
+        raise self.expected("a pattern (_, a variable such as %x, a constructor or a tuple)")
 
     def wrapped(self, tok: Token) -> Iterator[Any]:
         """``Zero(T)``, ``Grad(e)`` and ``Ref(e)``."""
@@ -839,15 +1112,32 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def parse(text: str, filename: str = "<string>") -> Module:
-    """Read a module from its text form; raises ``ParseError`` on bad text."""
+def parse(text: str, filename: str = "<string>", *, base: Module | None = None, prelude: bool = False) -> Module:
+    """Read a module from its text form; raises ``ParseError`` on bad text.
+
+    With ``base``, the text extends that module: it may use its data types, constructors,
+    globals and operator declarations, the module read has them first and then its own, and
+    defining one of them again is an error at the new definition. ``prelude=True`` extends the
+    Prelude (``prelude()``: List, Option, Tree and the functions over them)."""
     if not isinstance(text, str):
         raise TypeError(f"parse takes a str, not {type(text).__name__}")
+    if prelude:
+        if base is not None:
+            raise TypeError("parse takes a base or prelude=True, not both (parse the base with prelude=True)")
+        base = prelude_module()
+    if base is not None and not isinstance(base, Module):
+        raise TypeError(f"parse's base is a Module, not {type(base).__name__}")
     try:
         with _collector_paused():
-            return trampoline(Parser(text, filename).module())
+            return trampoline(Parser(text, filename, base).module())
     except ParseError as err:
         raise err.with_traceback(None) from None  # the parser's frames are noise to the user
+
+
+@functools.cache
+def prelude_module() -> Module:
+    """The Prelude (relayish/prelude.py) as a module, read once (modules are immutable)."""
+    return parse(PRELUDE_TEXT, "<prelude>")
 
 
 def parse_expr(text: str, filename: str = "<string>") -> Expr:

@@ -16,15 +16,16 @@ import numpy as np
 
 from .dims import Dim, dim_text
 from .expr import (
-    Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
-    RefRead, RefWrite, Tuple, Var, Zero,
+    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Let, Match,
+    Op, Pattern, PatternCtor, PatternTuple, PatternVar, PatternWildcard, Proj, RefNew, RefRead,
+    RefWrite, Tuple, Unpack, Var, Zero, written_type,
 )  # fmt: skip
-from .module import Module, RelationDecl
+from .module import Module, RelationDecl, TypeDef
 from .names import Names
-from .traverse import trampoline
+from .traverse import post_order, trampoline
 from .types import (
-    BaseType, BoolType, FloatType, ForallType, FuncType, IntType, RefType, Shape, TensorType,
-    TupleType, Type, TypeVar, UIntType,
+    BaseType, BoolType, DataType, FloatType, ForallType, FuncType, IntType, RefType, Shape,
+    TensorType, TupleType, Type, TypeVar, UIntType, data_types_in,
 )  # fmt: skip
 
 # Infix and prefix spellings of operators (the paper's BinOp and UnaryOp).
@@ -119,8 +120,9 @@ def _scalar_text(c: Constant) -> str:
 class Printer:
     """One printing session: names are unique across everything it prints."""
 
-    def __init__(self) -> None:
+    def __init__(self, type_names: frozenset[str] = frozenset()) -> None:
         self.out: list[str] = []
+        self.type_names = type_names  # the data types: a type variable named so would hide one
         self.fresh_names()
 
     # helpers ----------------------------------------------------------------------
@@ -174,6 +176,12 @@ class Printer:
             self.emit("RefType(")
             yield self.type_(t.value)
             self.emit(")")
+        elif isinstance(t, DataType):
+            self.emit(t.name)
+            if t.args:
+                self.emit("[")
+                yield from self.comma_list(list(t.args), self.type_)
+                self.emit("]")
         elif isinstance(t, ForallType):
             self.emit("forall (" + self.type_params(t.params) + "), ")
             yield self.type_(t.body)
@@ -234,6 +242,18 @@ class Printer:
             yield self.expr(e.ref, LEVEL_COMPARE, indent)
             self.emit(" := ")
             yield self.expr(e.value, LEVEL_COMPARE, indent)
+        elif isinstance(e, Construct):
+            self.emit(e.ctor)
+            if e.fields:  # a constructor without fields is written without parentheses
+                self.emit("(")
+                yield from self.comma_list(list(e.fields), lambda f: self.expr(f, LEVEL_BLOCK, indent))
+                self.emit(")")
+        elif isinstance(e, (IsCtor, Unpack)):
+            self.emit(f"{'Is' if isinstance(e, IsCtor) else 'Unpack'}[{e.ctor}](")
+            yield self.expr(e.value, LEVEL_BLOCK, indent)
+            self.emit(")")
+        elif isinstance(e, Match):
+            yield self.match(e, indent)
         else:
             raise TypeError(f"cannot print {type(e).__name__}")
 
@@ -261,6 +281,41 @@ class Printer:
         self.newline(indent + 1)
         yield self.expr(e.else_branch, LEVEL_BLOCK, indent + 1)
 
+    def match(self, e: Match, indent: int) -> Iterator[Any]:
+        """Each clause on a line of its own, its body on the next, indented as an if's branches."""
+        self.emit("match ")
+        yield self.expr(e.value, LEVEL_ASSIGN, indent)
+        self.emit(" {")
+        for i, (pattern, body) in enumerate(zip(e.patterns, e.bodies)):
+            if i:
+                self.emit(",")
+            self.newline(indent + 1)
+            yield self.pattern(pattern)
+            self.emit(" =>")
+            self.newline(indent + 2)
+            yield self.expr(body, LEVEL_BLOCK, indent + 2)
+        self.newline(indent)
+        self.emit("}")
+
+    def pattern(self, p: Pattern) -> Iterator[Any]:
+        """A pattern; its variables print without their types (patterns carry no annotations)."""
+        if isinstance(p, PatternWildcard):
+            self.emit("_")
+        elif isinstance(p, PatternVar):
+            self.emit(self.var_name(p.var))
+        elif isinstance(p, PatternCtor):
+            self.emit(p.ctor)
+            if p.patterns:
+                self.emit("(")
+                yield from self.comma_list(list(p.patterns), self.pattern)
+                self.emit(")")
+        elif isinstance(p, PatternTuple):
+            self.emit("(")
+            yield from self.comma_list(list(p.patterns), self.pattern)
+            self.emit(",)" if len(p.patterns) == 1 else ")")
+        else:
+            raise TypeError(f"cannot print {type(p).__name__} as a pattern")
+
     def call(self, e: Call, indent: int) -> Iterator[Any]:
         symbol = _binary_symbol(e)
         if symbol is not None:
@@ -278,7 +333,10 @@ class Printer:
             self.emit(symbol + " " if spaced else symbol)
             yield self.expr(operand, LEVEL_PREFIX, indent)
             return
-        yield self.expr(e.callee, LEVEL_POSTFIX, indent)
+        if isinstance(e.callee, Construct) and not e.callee.fields:
+            self.emit(e.callee.ctor + "()")  # "Nil(%x)" would read as the constructor's fields
+        else:
+            yield self.expr(e.callee, LEVEL_POSTFIX, indent)
         self.emit("(")
         yield from self.comma_list(list(e.args), lambda a: self.expr(a, LEVEL_BLOCK, indent))
         for i, (name, value) in enumerate(e.attrs):
@@ -336,9 +394,18 @@ class Printer:
         """Each top-level definition is its own naming scope."""
         self.vars = Names(allow_leading_digit=True)
         self.tvars = Names(allow_leading_digit=False)
+        self.tvars.used.update(self.type_names)
 
     def module(self, m: Module) -> Iterator[Any]:
-        for name, ty in m.op_decls.items():
+        """Data types first, then operator declarations, then globals, each in module order."""
+        for i, td in enumerate(m.type_defs.values()):
+            if i:
+                self.emit("\n")
+            self.fresh_names()
+            yield self.type_def(td)
+        for i, (name, ty) in enumerate(m.op_decls.items()):
+            if not i and m.type_defs:
+                self.emit("\n")
             self.fresh_names()
             self.emit(f"operator @{name} : ")
             if isinstance(ty, RelationDecl):
@@ -347,11 +414,28 @@ class Printer:
                 yield self.type_(ty)
             self.emit("\n")
         for i, (name, fn) in enumerate(m.functions.items()):
-            if i or m.op_decls:
+            if i or m.op_decls or m.type_defs:
                 self.emit("\n")
             self.fresh_names()
             yield self.function(f"def @{name}", fn, 0)
             self.emit("\n")
+
+    def type_def(self, td: TypeDef) -> Iterator[Any]:
+        """``type Name[params] {``, then a constructor a line."""
+        self.emit(f"type {td.name}")
+        if td.params:
+            self.emit("[" + self.type_params(td.params) + "]")
+        self.emit(" {")
+        for i, ctor in enumerate(td.ctors):
+            if i:
+                self.emit(",")
+            self.newline(1)
+            self.emit(ctor.name)
+            if ctor.fields:
+                self.emit("(")
+                yield from self.comma_list(list(ctor.fields), self.type_)
+                self.emit(")")
+        self.emit("\n}\n")
 
 
 def trampoline_text(printer: Printer, t: Type) -> str:
@@ -362,9 +446,21 @@ def trampoline_text(printer: Printer, t: Type) -> str:
     return text
 
 
+def _data_type_names(root: Expr | Type) -> frozenset[str]:
+    """The data types an expression or type outside a module mentions."""
+    types = [root] if isinstance(root, Type) else [t for node in post_order(root) if (t := written_type(node)) is not None]
+    return frozenset(d.name for t in types for d in data_types_in(t))
+
+
 def astext(obj: Module | Expr | Type | Dim) -> str:
     """The canonical text of a module, expression, type or dimension."""
-    printer = Printer()
+    if isinstance(obj, Module):
+        type_names = frozenset(obj.type_defs)
+    elif isinstance(obj, (Expr, Type)):
+        type_names = _data_type_names(obj)
+    else:
+        type_names = frozenset()
+    printer = Printer(type_names)
     if isinstance(obj, Module):
         trampoline(printer.module(obj))
     elif isinstance(obj, Expr):

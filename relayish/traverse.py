@@ -11,7 +11,7 @@ from typing import Any, Generator, Iterator, Sequence
 
 import attrs
 
-from .expr import Expr, Function, GlobalVar, Let, Var, field_names
+from .expr import Expr, Function, GlobalVar, Let, Match, Var, field_names
 from .module import Module
 
 Step = Generator[Any, Any, Any]
@@ -73,6 +73,8 @@ def post_order(root: Expr) -> Iterator[Expr]:
 
 def with_children(node: Expr, children: Sequence[Expr]) -> Expr:
     """``node`` with its sub-expressions replaced in field order; ``node`` itself if unchanged."""
+    if isinstance(node, Match):  # its variables live in its patterns
+        return node if all(a is b for a, b in zip(children, node.children())) else node.with_children(tuple(children))
     new_children = iter(children)
     changes = {}
     for name in field_names(type(node)):
@@ -169,6 +171,8 @@ def reads(node: Expr) -> tuple[Expr, ...]:
         return node.value, node.body
     if isinstance(node, Function):
         return (node.body,)
+    if isinstance(node, Match):
+        return (node.value, *node.bodies)
     return node.children()
 
 
@@ -182,13 +186,15 @@ def use_counts(*roots: Expr) -> Counter[int]:
 
 
 def bound_vars(expr: Expr) -> list[Var]:
-    """Variables bound by lets and function parameters inside ``expr``, in post order."""
+    """Variables bound by lets, function parameters and match patterns inside ``expr``, in post order."""
     found: list[Var] = []
     for node in post_order(expr):
         if isinstance(node, Let):
             found.append(node.var)
         elif isinstance(node, Function):
             found.extend(node.params)
+        elif isinstance(node, Match):
+            found.extend(node.bound())
     return found
 
 

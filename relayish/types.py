@@ -251,6 +251,16 @@ class RefType(Type):
 
 
 @_type_class
+class DataType(Type):
+    """``Name[args]``: a value of the algebraic data type ``Name`` that the module defines
+    (``type Name[a, ...] { Ctor(fields), ... }``), its type parameters given by ``args``."""
+
+    name: str
+    args: tuple[Type, ...] = attrs.field(default=(), converter=tuple)
+    _hash: int = _hash_field
+
+
+@_type_class
 class ForallType(Type):
     """``forall (a: K, ...), body``: binds its type variables in ``body``."""
 
@@ -290,6 +300,22 @@ def has_unknown_dim(ty: Type) -> bool:
         elif not isinstance(t, TypeVar):
             stack.extend(v for v in t._items() if isinstance(v, Type))
     return False
+
+
+def data_types_in(ty: Type) -> list[DataType]:
+    """The data types that ``ty`` mentions, each occurrence (types are DAGs: shared parts once)."""
+    found: list[DataType] = []
+    stack, seen = [ty], set()
+    while stack:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        if isinstance(t, DataType):
+            found.append(t)
+        if not isinstance(t, TypeVar):
+            stack.extend(v for v in t._items() if isinstance(v, Type))
+    return found
 
 
 def scalar_type(dtype: BaseType) -> TensorType:

@@ -21,7 +21,7 @@ def prepared(module: Module) -> Module:
     and references). The last few are cached: modules and functions are immutable, so their
     objects identify them, and evaluating one program again (a training loop, a benchmark)
     does not expand it again."""
-    key = (tuple(module.functions.items()), tuple(module.op_decls.items()))
+    key = (tuple(module.functions.items()), tuple(module.op_decls.items()), tuple(module.type_defs.items()))
     if key in _PREPARED:
         _PREPARED.move_to_end(key)
         return _PREPARED[key]

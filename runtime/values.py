@@ -8,16 +8,18 @@ the JIT call it, and the frontend words its ``ArgumentMismatch`` for the user's 
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
 from relayish.dims import Dim
 from relayish.errors import RelayRuntimeError
 from relayish.expr import Var
+from relayish.module import TypeDef
 from relayish.printer import astext
 from relayish.traverse import trampoline
-from relayish.types import BaseType, FuncType, RefType, Shape, TensorType, TupleType, Type, TypeVar
+from relayish.types import BaseType, DataType, FuncType, RefType, Shape, TensorType, TupleType, Type, TypeVar
+from typecheck.solver import substitute
 
 
 class FunctionValue:
@@ -39,6 +41,48 @@ class RefCell:
         return f"RefCell({self.value!r})"
 
 
+class DataValue:
+    """A value of an algebraic data type: the name of the constructor that built it and its fields.
+    Both backends build these, and a caller passes them for parameters of data types."""
+
+    __slots__ = ("ctor", "fields")
+
+    def __init__(self, ctor: str, fields: tuple = ()):
+        self.ctor, self.fields = ctor, tuple(fields)
+
+    def __repr__(self) -> str:
+        """``Cons(1.0, Nil)``, written without recursion (a list may be long)."""
+        out: list[str] = []
+        stack: list[Any] = [self]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str) and item in _PUNCTUATION:
+                out.append(item)
+            elif isinstance(item, DataValue):
+                out.append(item.ctor)
+                if item.fields:
+                    stack.append(")")
+                    for k in range(len(item.fields) - 1, -1, -1):
+                        stack.append(item.fields[k])
+                        if k:
+                            stack.append(", ")
+                    stack.append("(")
+            else:
+                out.append(repr(item))
+        return "".join(out)
+
+
+_PUNCTUATION = frozenset({"(", ")", ", "})
+
+
+def unpacked(value: DataValue, ctor: str, span: Any, global_name: str) -> tuple:
+    """The fields of ``value``, which must have been built by ``ctor`` (``Unpack``: both backends)."""
+    if value.ctor != ctor:
+        raise RelayRuntimeError(f"a {value.ctor} value where {ctor} was expected, in @{global_name}: no clause of the "
+                                f"match takes it (the type checker warned of that), or Unpack[{ctor}] was applied to it", span)
+    return value.fields
+
+
 def describe(value: Any) -> str:
     """A value's type in the text format's words, for error messages."""
     if isinstance(value, (np.ndarray, np.generic)) or hasattr(value, "copy_to_host"):  # or a CUDA device array
@@ -51,6 +95,8 @@ def describe(value: Any) -> str:
         return "(" + ", ".join(describe(v) for v in value) + ("," if len(value) == 1 else "") + ")"
     if isinstance(value, (FunctionValue, RefCell)):
         return "a function" if isinstance(value, FunctionValue) else "a reference"
+    if isinstance(value, DataValue):
+        return f"a {value.ctor} value"
     return f"a Python {type(value).__name__}"
 
 
@@ -78,19 +124,21 @@ class CallCheck:
         self.origins: dict[TypeVar, str] = {}
 
 
-def check_arguments(params: Sequence[Var], args: Sequence[Any], dims: dict[TypeVar, int], name: str) -> list[Any]:
+def check_arguments(params: Sequence[Var], args: Sequence[Any], dims: dict[TypeVar, int], name: str,
+                    type_defs: Mapping[str, TypeDef] | None = None) -> list[Any]:
     """Check the arguments of a call of global (or closure) ``name``, binding dimension variables
     in ``dims``; dimensions such as ``n + 1`` or ``n * n`` are solved and checked once every
-    argument has been seen (a compiled kernel trusts the sizes its types promise)."""
+    argument has been seen (a compiled kernel trusts the sizes its types promise). ``type_defs``:
+    the module's data types, for arguments of those types."""
     call = CallCheck()
-    checked = [check_value(p.type_annotation, a, dims, f"argument %{p.name_hint} of @{name}", call)
+    checked = [check_value(p.type_annotation, a, dims, f"argument %{p.name_hint} of @{name}", call, type_defs=type_defs)
                if p.type_annotation is not None else a for p, a in zip(params, args)]
     settle(call, dims)
     return checked
 
 
 def check_value(ty: Type, value: Any, dims: dict[TypeVar, int], what: str, call: CallCheck | None = None,
-                tensors_only: bool = False) -> Any:
+                tensors_only: bool = False, type_defs: Mapping[str, TypeDef] | None = None) -> Any:
     """Check ``value`` against ``ty``, binding dimension variables in ``dims``; an
     ``ArgumentMismatch`` names ``what`` and says what does not fit.
 
@@ -99,7 +147,9 @@ def check_value(ty: Type, value: Any, dims: dict[TypeVar, int], what: str, call:
     are settled here. Returns the value as the evaluator holds it (NumPy scalars become 0-d arrays).
     With ``tensors_only``, parts of function and reference type are taken as they are (the JIT's
     closures and references are plain Python objects), and so are CUDA device arrays of the right
-    shape and dtype (the CUDA target's tensors).
+    shape and dtype (the CUDA target's tensors). A data type's value is a ``DataValue`` of one of
+    its constructors in ``type_defs``, its fields checked in turn (without ``type_defs`` it is taken
+    as it is, as the JIT's own values are).
     """
     own = call is None
     call = CallCheck() if own else call
@@ -117,6 +167,8 @@ def check_value(ty: Type, value: Any, dims: dict[TypeVar, int], what: str, call:
             for i, (field, item) in enumerate(zip(t.fields, v)):
                 items.append((yield check(field, item, path + (i,))))
             return tuple(items)
+        if isinstance(t, DataType) and type_defs is not None:
+            return (yield _check_data(t, v, type_defs, _Where(what, ty, value, path), check))
         if tensors_only:
             return v
         if isinstance(t, FuncType) and not isinstance(v, FunctionValue) or isinstance(t, RefType) and not isinstance(v, RefCell):
@@ -139,6 +191,20 @@ def check_ascribed(ty: Type, value: Any, dims: dict[TypeVar, int], span: Any, gl
     except ArgumentMismatch as err:
         raise RelayRuntimeError(f"{err.message[len('the value: '):]}, in @{global_name}", span) from None
     return value
+
+
+def _check_data(t: DataType, v: Any, type_defs: Mapping[str, TypeDef], where: _Where, check: Any) -> Any:
+    """A ``DataValue`` of type ``t``: one of its constructors, with fields of their types."""
+    definition = type_defs.get(t.name)
+    ctor = None if definition is None else next((c for c in definition.ctors if isinstance(v, DataValue) and c.name == v.ctor), None)
+    if ctor is None or len(v.fields) != len(ctor.fields):
+        names = "" if definition is None else " or ".join(c.name for c in definition.ctors)
+        raise where.mismatch(t, v, "kind", hint=f" (pass relayish.DataValue of {names})" if names else "")
+    mapping = dict(zip(definition.params, t.args))
+    fields = []
+    for i, (field, item) in enumerate(zip(ctor.fields, v.fields)):
+        fields.append((yield check(substitute(field, mapping), item, where.path + (i,))))
+    return v if all(a is b for a, b in zip(fields, v.fields)) else DataValue(v.ctor, tuple(fields))
 
 
 class _Where(NamedTuple):

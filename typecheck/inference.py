@@ -12,14 +12,15 @@ of the user's construct; independent errors in several globals are all reported.
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from typing import Any, Iterator
 
 from relayish.dims import Dim, as_dim, dim_text
-from relayish.errors import KindError, RelayError, RelayTypeError
+from relayish.errors import KindError, NonExhaustiveMatch, RelayError, RelayTypeError
 from relayish.expr import (
-    Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
-    RefRead, RefWrite, Tuple, Var, Zero,
+    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Let, Match, Op,
+    Pattern, PatternCtor, PatternTuple, PatternVar, Proj, RefNew, RefRead, RefWrite, Tuple, Unpack, Var, Zero,
 )  # fmt: skip
 from relayish.graphs import strongly_connected
 from relayish.module import Module, RelationDecl
@@ -27,11 +28,12 @@ from relayish.ops.user import RELATIONS
 from relayish.ops.registry import lookup_op
 from relayish.traverse import ExprMutator, bound_vars, post_order, trampoline, with_children
 from relayish.types import (
-    UNIT, BoolType, FloatType, ForallType, FuncType, Kind, RefType, Shape, TensorType,
+    UNIT, BoolType, DataType, FloatType, ForallType, FuncType, Kind, RefType, Shape, TensorType,
     TupleType, Type, TypeVar, has_unknown_dim,
 )  # fmt: skip
 
 from .kinds import check_type, interface_kind_errors
+from .patterns import missing_case
 from .solver import Hole, Mismatch, Solver, substitute
 
 BOOL_SCALAR = TensorType(BoolType(), Shape())
@@ -65,6 +67,7 @@ class FunctionChecker:
         # where a value flows into a place of a declared type: (parent, child index, expected, actual),
         # for the run-time checks of ``?`` dimensions (``dynamic_checks``)
         self.flows: list[tuple[Expr, int, Type, Type]] = []
+        self.matches: list[tuple[Match, Type]] = []  # with their scrutinee's type: checked for missing cases
         self.keep_alive: list[Expr] = []
 
     # errors ---------------------------------------------------------------------------
@@ -86,7 +89,7 @@ class FunctionChecker:
 
     def check_annotation(self, ty: Type, node: Expr, what: str) -> None:
         try:
-            check_type(ty, self.scope, node.span, what)
+            check_type(ty, self.scope, node.span, what, self.module.type_defs)
         except KindError as err:
             raise KindError(err.message, node.span) from None
 
@@ -220,7 +223,78 @@ class FunctionChecker:
             self.unify(e, "the reference written by :=", RefType(value), ref)
             self.flows.append((e, 1, ref, value))  # the expected type is the reference's content's
             return UNIT
+        if isinstance(e, Construct):
+            fields, result = self.constructor(e, e.ctor, len(e.fields))
+            for i, (field, node) in enumerate(zip(fields, e.fields)):
+                actual = yield self.infer(node)
+                self.unify(node, f"field {i + 1} of {e.ctor}", field, actual, e)
+                self.flows.append((e, i, field, actual))
+            return result
+        if isinstance(e, (IsCtor, Unpack)):
+            fields, data = self.constructor(e, e.ctor, None)
+            self.unify(e, f"the operand of {type(e).__name__}[{e.ctor}]", data, (yield self.infer(e.value)))
+            return BOOL_SCALAR if isinstance(e, IsCtor) else TupleType(fields)
+        if isinstance(e, Match):
+            return (yield self.match(e))
         raise self.fail(e, f"{type(e).__name__} cannot appear here")
+
+    def constructor(self, node: Any, name: str, arity: int | None) -> tuple[list[Type], DataType]:
+        """A fresh instance of constructor ``name``: its field types and its data type (the
+        type's parameters new unknowns). ``arity``: the number of fields written, if any."""
+        found = self.module.ctor(name)
+        if found is None:
+            known = ", ".join(c.name for td in self.module.type_defs.values() for c in td.ctors) or "none"
+            raise RelayTypeError(f"unknown constructor {name} (the module's constructors: {known})", node.span)
+        definition, index = found
+        ctor = definition.ctors[index]
+        if arity is not None and arity != len(ctor.fields):
+            count = len(ctor.fields)
+            raise RelayTypeError(f"{name} takes {count} field{'s' * (count != 1)}, not {arity} "
+                                 f"(type {definition.name}: {name}({', '.join(map(str, ctor.fields))}))", node.span)
+        mapping = {tv: Hole.fresh(tv.kind) for tv in definition.params}
+        return [substitute(f, mapping) for f in ctor.fields], DataType(definition.name, [mapping[tv] for tv in definition.params])
+
+    def match(self, e: Match) -> Iterator[Any]:
+        scrutinee = yield self.infer(e.value)
+        result: Type | None = None
+        first_body = 1 + len(e.bound())  # the index of the first body among the match's children
+        for k, (pattern, body) in enumerate(zip(e.patterns, e.bodies)):
+            self.bind_pattern(pattern, scrutinee, e)
+            ty = yield self.infer(body)
+            if result is None:
+                result = ty
+            else:
+                self.unify(body, f"clause {k + 1} of the match (it must have the type of the first)", result, ty, e)
+                self.flows.append((e, first_body + k, result, ty))
+        self.matches.append((e, scrutinee))
+        return result
+
+    def bind_pattern(self, pattern: Pattern, ty: Type, e: Match) -> None:
+        """Give the variables of ``pattern``, matched against a value of type ``ty``, their types."""
+        stack = [(pattern, ty)]
+        while stack:
+            p, t = stack.pop()
+            site = p if p.span is not None else e
+            if isinstance(p, PatternVar):
+                self.env[id(p.var)] = self.types[id(p.var)] = t
+                self.keep_alive.append(p.var)
+            elif isinstance(p, PatternCtor):
+                fields, data = self.constructor(site, p.ctor, len(p.patterns))
+                self.unify(e, f"the pattern {p.ctor}(...)", data, t)
+                stack.extend(zip(p.patterns, fields))
+            elif isinstance(p, PatternTuple):
+                fields = [Hole.fresh() for _ in p.patterns]
+                self.unify(e, f"a tuple pattern of {len(fields)} fields", TupleType(fields), t)
+                stack.extend(zip(p.patterns, fields))
+
+    def warn_missing_cases(self) -> None:
+        """A warning per match that some value of its scrutinee's type falls through (at run time,
+        an error), naming one such value."""
+        for e, ty in self.matches:
+            case = missing_case(list(e.patterns), self.solver.resolve(ty), self.module.type_defs)
+            if case is not None:
+                where = f"{e.span.file}:{e.span.line}:{e.span.col}: " if e.span is not None else ""
+                warnings.warn(NonExhaustiveMatch(f"{where}this match has no clause for {case}"), stacklevel=2)
 
     def joined(self, a: Type, b: Type) -> Type:
         """The type of an ``if`` with branches of types ``a`` and ``b``: ``a``, except that where one
@@ -513,7 +587,7 @@ def infer(module: Module) -> Module:
             global_types.setdefault(member, ty)
     if errors:
         raise _all_of(errors)
-    return Module({name: annotated[name] for name in module.functions}, module.op_decls)
+    return module.with_functions({name: annotated[name] for name in module.functions})
 
 
 def _all_of(errors: list[RelayTypeError]) -> RelayTypeError:
@@ -530,13 +604,15 @@ _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def _check_global(
     module: Module, name: str, fn: Function, global_types: dict[str, Type], callees: list[str]
 ) -> tuple[Type, Function]:
-    key = (tuple(sorted(module.op_decls.items())), tuple((n, global_types.get(n)) for n in callees))
+    key = (tuple(sorted(module.op_decls.items())), tuple(module.type_defs.items()),
+           tuple((n, global_types.get(n)) for n in callees))
     cached = _CACHE.get(fn)
     if cached is not None and cached[0] == key:
         return cached[1]
     checker = FunctionChecker(module, global_types)
     ty = checker.check(fn, global_types.get(name))
     result = _annotated(checker, name, fn, ty, _Annotate(checker))
+    checker.warn_missing_cases()
     _CACHE[fn] = (key, result)
     return result
 
@@ -549,7 +625,9 @@ def _check_recursive(module: Module, group: list[str], global_types: dict[str, T
     checker = FunctionChecker(module, {**global_types, **dict(zip(group, unknowns))})
     types = checker.check_group(fns, unknowns)
     mutator = _Annotate(checker)  # one for the group: what the checker found is resolved once
-    return {name: _annotated(checker, name, fn, ty, mutator) for name, fn, ty in zip(group, fns, types)}
+    result = {name: _annotated(checker, name, fn, ty, mutator) for name, fn, ty in zip(group, fns, types)}
+    checker.warn_missing_cases()
+    return result
 
 
 def _annotated(checker: FunctionChecker, name: str, fn: Function, ty: Type, mutator: _Annotate) -> tuple[Type, Function]:

@@ -8,34 +8,41 @@ position, the expected kind and the actual one.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Collection, Iterator
+from typing import Any, Callable, Collection, Iterator, Mapping
 
 from relayish.errors import KindError, Span
 from relayish.expr import Ascribe, Expr, Function, Let, Op, Var, Zero
-from relayish.module import Module, RelationDecl
+from relayish.module import Module, RelationDecl, TypeDef
 from relayish.traverse import post_order, trampoline
 from relayish.types import (
-    BaseType, ForallType, FuncType, Kind, RefType, Shape, TensorType, TupleType, Type, TypeVar,
+    BaseType, DataType, ForallType, FuncType, Kind, RefType, Shape, TensorType, TupleType, Type, TypeVar,
 )  # fmt: skip
 
 
-def kind_of(ty: Type, bound: Collection[TypeVar] | None = None, span: Span | None = None) -> Kind:
-    """The kind of ``ty``; with ``bound``, every type variable must be one of them (or a forall's)."""
-    checker = _KindChecker(None if bound is None else set(bound), span)
+TypeDefs = Mapping[str, TypeDef]
+
+
+def kind_of(ty: Type, bound: Collection[TypeVar] | None = None, span: Span | None = None,
+            type_defs: TypeDefs | None = None) -> Kind:
+    """The kind of ``ty``; with ``bound``, every type variable must be one of them (or a forall's).
+    A data type must be one of ``type_defs``, applied to arguments of its parameters' kinds."""
+    checker = _KindChecker(None if bound is None else set(bound), span, type_defs or {})
     return trampoline(checker.kind(ty))
 
 
-def check_type(ty: Type, bound: Collection[TypeVar] | None = None, span: Span | None = None, what: str = "type") -> None:
+def check_type(ty: Type, bound: Collection[TypeVar] | None = None, span: Span | None = None, what: str = "type",
+               type_defs: TypeDefs | None = None) -> None:
     """Raise ``KindError`` unless ``ty`` is a well-kinded type of kind Type."""
-    kind = kind_of(ty, bound, span)
+    kind = kind_of(ty, bound, span, type_defs)
     if kind is not Kind.TYPE:
         raise KindError(f"kind error: the {what} must be of kind Type, but {ty} is of kind {kind.value}", span)
 
 
 class _KindChecker:
-    def __init__(self, bound: set[TypeVar] | None, span: Span | None):
+    def __init__(self, bound: set[TypeVar] | None, span: Span | None, type_defs: TypeDefs):
         self.bound = bound
         self.span = span
+        self.type_defs = type_defs
 
     def expect(self, ty: Any, kind: Kind, where: str) -> Iterator[Any]:
         if not isinstance(ty, Type):
@@ -70,6 +77,16 @@ class _KindChecker:
             yield self.expect(ty.ret, Kind.TYPE, "the result of a function type")
         elif isinstance(ty, RefType):
             yield self.expect(ty.value, Kind.TYPE, "the content of a reference type")
+        elif isinstance(ty, DataType):
+            definition = self.type_defs.get(ty.name)
+            if definition is None:
+                known = ", ".join(self.type_defs) or "none"
+                raise KindError(f"kind error: unknown data type {ty.name} (the module defines: {known})", self.span)
+            if len(ty.args) != len(definition.params):
+                raise KindError(f"kind error: {ty.name} takes {len(definition.params)} type argument"
+                                f"{'s' * (len(definition.params) != 1)}, not {len(ty.args)} ({ty})", self.span)
+            for i, (arg, param) in enumerate(zip(ty.args, definition.params)):
+                yield self.expect(arg, param.kind, f"type argument {i} of {ty.name}")
         elif isinstance(ty, ForallType):
             for tv in ty.params:
                 if not isinstance(tv.kind, Kind):
@@ -82,15 +99,28 @@ class _KindChecker:
         return Kind.TYPE
 
 
-def check_signature(fn: Function, scope: Collection[TypeVar] = ()) -> None:
+def check_signature(fn: Function, scope: Collection[TypeVar] = (), type_defs: TypeDefs | None = None) -> None:
     """Kind-check what ``fn`` declares (its parameters' types and its result type), with its
     type parameters and ``scope`` bound."""
     bound = set(scope) | set(fn.type_params)
     for p in fn.params:
         if p.type_annotation is not None:
-            check_type(p.type_annotation, bound, p.span, f"annotation of parameter %{p.name_hint}")
+            check_type(p.type_annotation, bound, p.span, f"annotation of parameter %{p.name_hint}", type_defs)
     if fn.ret_type is not None:
-        check_type(fn.ret_type, bound, fn.span, "return type")
+        check_type(fn.ret_type, bound, fn.span, "return type", type_defs)
+
+
+def check_type_def(module: Module, name: str) -> None:
+    """Kind-check data type ``name``: each constructor's fields are types over its parameters
+    and the module's data types. Definitions keep no position, so errors have none."""
+    definition = module.type_defs[name]
+    for ctor in definition.ctors:
+        for i, field in enumerate(ctor.fields):
+            where = f"field {i} of constructor {ctor.name} of type {name}"
+            try:
+                check_type(field, set(definition.params), None, where, module.type_defs)
+            except KindError as err:
+                raise KindError(err.message if where in err.message else f"{where}: {err.message}") from None
 
 
 def check_operator(module: Module, name: str) -> None:
@@ -110,8 +140,10 @@ def interface_kind_errors(module: Module) -> list[KindError]:
     """The kind errors in what globals see of each other: operator declarations and the
     declared types of globals (one error per declaration). The type checker reports these
     first, so that no ill-kinded type reaches the checking of another global."""
-    errors = [err for name in module.op_decls for err in _caught(check_operator, module, name)]
-    return errors + [err for fn in module.functions.values() for err in _caught(check_signature, fn)]
+    errors = [err for name in module.type_defs for err in _caught(check_type_def, module, name)]
+    errors += [err for name in module.op_decls for err in _caught(check_operator, module, name)]
+    return errors + [err for fn in module.functions.values()
+                     for err in _caught(check_signature, fn, (), module.type_defs)]
 
 
 def _caught(check: Callable[..., None], *args: Any) -> list[KindError]:
@@ -127,18 +159,21 @@ def check_kinds(module: Module) -> None:
 
     Raises ``KindError`` with the span of the first ill-kinded annotation.
     """
+    for name in module.type_defs:
+        check_type_def(module, name)
     for name in module.op_decls:
         check_operator(module, name)
+    defs = module.type_defs
     for fn in module.functions.values():
         stack: list[tuple[Expr, frozenset]] = [(fn, frozenset())]
         while stack:
             node, scope = stack.pop()
             if isinstance(node, Function):
-                check_signature(node, scope)
+                check_signature(node, scope, defs)
                 stack.append((node.body, scope | set(node.type_params)))
                 continue
             if isinstance(node, Let) and node.var.type_annotation is not None:
-                check_type(node.var.type_annotation, scope, node.var.span, f"annotation of %{node.var.name_hint}")
+                check_type(node.var.type_annotation, scope, node.var.span, f"annotation of %{node.var.name_hint}", defs)
             elif isinstance(node, (Ascribe, Zero)):
-                check_type(node.type, scope, node.span, f"type of {type(node).__name__}")
+                check_type(node.type, scope, node.span, f"type of {type(node).__name__}", defs)
             stack.extend((child, scope) for child in node.children() if not isinstance(child, Var))

@@ -19,7 +19,7 @@ from relayish.alpha import alpha_equal
 from relayish.dims import Dim, as_dim, dim_text
 from relayish.traverse import trampoline
 from relayish.types import (
-    BaseType, ForallType, FuncType, Kind, RefType, Shape, TensorType, TupleType, Type, TypeVar,
+    BaseType, DataType, ForallType, FuncType, Kind, RefType, Shape, TensorType, TupleType, Type, TypeVar,
 )  # fmt: skip
 
 @attrs.define(frozen=True, slots=True, eq=False, repr=False)
@@ -108,6 +108,10 @@ class Solver:
                 stack += [(x.ret, y.ret), *zip(x.params, y.params)]
             elif isinstance(x, RefType) and isinstance(y, RefType):
                 stack.append((x.value, y.value))
+            elif isinstance(x, DataType) and isinstance(y, DataType):
+                if x.name != y.name or len(x.args) != len(y.args):
+                    raise Mismatch(f"{self.resolve(x)} vs {self.resolve(y)}")
+                stack += list(zip(x.args, y.args))
             elif isinstance(x, ForallType) and isinstance(y, ForallType):
                 if not alpha_equal(self.resolve(x), self.resolve(y)):
                     raise Mismatch(f"{self.resolve(x)} vs {self.resolve(y)}")
@@ -198,7 +202,7 @@ def map_type(ty: Type, var: Callable[[TypeVar], Any], dim: Callable[[Dim], Dim])
         if isinstance(t, Shape):
             dims = tuple(dim(d) for d in t.dims)
             return t if all(a is b for a, b in zip(dims, t.dims)) else Shape(*dims)
-        if isinstance(t, (TensorType, TupleType, FuncType, RefType, ForallType)):
+        if isinstance(t, (TensorType, TupleType, FuncType, RefType, ForallType, DataType)):
             old = [v for v in t._items() if isinstance(v, Type)]
             new = []
             for item in old:
@@ -227,4 +231,6 @@ def _with_parts(t: Type, parts: list[Type]) -> Type:
         return FuncType(parts[:-1], parts[-1])
     if isinstance(t, RefType):
         return RefType(parts[0])
+    if isinstance(t, DataType):
+        return DataType(t.name, parts)
     return ForallType(t.params, parts[-1])  # its params are binders, kept as they are

@@ -2,8 +2,8 @@
 
 Calls of operators defined by other operators (a record's ``lowering``: ``layer_norm``,
 ``logsumexp``, ...) are first replaced by what they stand for (``ad.lowered``), at every level.
-Each pass maps a typed module (``Grad`` expanded) to a module that type-checks and computes
-what its input computes (``relayish.testing.assert_pass_preserves`` checks each on the corpus
+Each pass maps a typed module (``Grad`` expanded, ``match`` lowered to ``if``s: ``ad.lowered``) to a
+module that type-checks and computes what its input computes (``relayish.testing.assert_pass_preserves`` checks each on the corpus
 and on generated programs). The levels (docs/optimizer.md):
 
 - 0: none; the program ``Grad`` wrote is lowered as it is;
@@ -70,7 +70,7 @@ def optimize(module: Module, name: str, opt_level: int = DEFAULT_OPT_LEVEL) -> M
 def reached(module: Module, name: str) -> Module:
     """The globals ``@name`` can call: the only ones worth optimizing and lowering."""
     names = globals_reached(module, module[name]) | {name}
-    return Module({n: fn for n, fn in module.functions.items() if n in names}, module.op_decls)
+    return module.with_functions({n: fn for n, fn in module.functions.items() if n in names})
 
 
 def explain(module: Module, name: str, opt_level: int) -> str:

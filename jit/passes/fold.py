@@ -37,8 +37,8 @@ def fold_constants(module: Module) -> Module:
     """``module`` with constant operator calls computed, constant ``if``s decided, projections
     of tuple literals resolved and bindings of atoms substituted."""
     monomorphic = {name for name, fn in module.functions.items() if not fn.type_params}
-    return Module({name: _Fold(monomorphic, name).rewrite_function(fn) for name, fn in module.functions.items()},
-                  module.op_decls)
+    return module.with_functions({name: _Fold(monomorphic, name).rewrite_function(fn)
+                                  for name, fn in module.functions.items()})
 
 
 class _Fold(ScopedRewriter):

@@ -453,4 +453,4 @@ def fuse(module: Module) -> Module:
         if not isinstance(fn.body, Let):
             body = fuser.block(body)
         functions[name] = fn if body is fn.body else attrs.evolve(fn, body=body)
-    return Module(functions, module.op_decls)
+    return module.with_functions(functions)

@@ -34,7 +34,7 @@ def inline_functions(module: Module) -> Module:
     type_args = polymorphic_call_sites(module)
     for name in _callees_first(module):
         done[name] = _Inliner(module, done, type_args).rewrite_function(module[name])
-    return Module({name: done[name] for name in module.functions}, module.op_decls)
+    return module.with_functions({name: done[name] for name in module.functions})
 
 
 def polymorphic_call_sites(module: Module) -> dict:

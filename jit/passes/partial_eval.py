@@ -481,4 +481,4 @@ def partially_evaluate(module: Module) -> Module:
             functions[name] = specializer.specialize(fn)
         except _GiveUp:
             functions[name] = fn
-    return Module(functions, module.op_decls)
+    return module.with_functions(functions)

@@ -16,15 +16,14 @@ import attrs
 import numpy as np
 
 from relayish.expr import (
-    Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, RefWrite, Var, Zero,
+    Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, RefWrite, Unpack, Var, Zero, written_type,
 )  # fmt: skip
 from relayish.module import Module
 from relayish.ops.record import Raises
 from relayish.ops.registry import lookup_op
-from relayish.traverse import ExprMutator, bound_vars, post_order, trampoline, with_children
-from relayish.dims import as_dim
-from relayish.types import BaseType, FloatType, Kind, Shape, TensorType, TupleType, Type, has_unknown_dim
-from typecheck.solver import substitute as substitute_type
+from relayish.traverse import post_order, trampoline, with_children
+from relayish.types import BaseType, FloatType, Shape, TensorType, TupleType, Type, has_unknown_dim
+from typecheck.instances import compose_types, fresh_copy, instantiated, retyped, substitute
 
 Step = Iterator[Any]
 TypeOf = Callable[[Expr], "Type | None"]
@@ -34,7 +33,7 @@ ATOMS = (Var, GlobalVar, Constant, Op)
 
 def map_functions(module: Module, rewrite: Callable[[Function], Function]) -> Module:
     """``module`` with every global rewritten; operator declarations kept."""
-    return Module({name: rewrite(fn) for name, fn in module.functions.items()}, module.op_decls)
+    return module.with_functions({name: rewrite(fn) for name, fn in module.functions.items()})
 
 
 def lets(bindings: list[tuple[Var, Expr, Any]], body: Expr) -> Expr:
@@ -42,67 +41,6 @@ def lets(bindings: list[tuple[Var, Expr, Any]], body: Expr) -> Expr:
     for var, value, span in reversed(bindings):
         body = Let(var, value, body, span=span)
     return body
-
-
-def substitute(expr: Expr, mapping: dict[int, Expr]) -> Expr:
-    """``expr`` with variables (by identity, binders included) replaced by ``mapping``."""
-
-    class Substitute(ExprMutator):
-        def rewrite(self, old: Expr, new: Expr) -> Expr:
-            return mapping.get(id(old), new) if isinstance(old, Var) else new
-
-    return Substitute().mutate(expr)
-
-
-def retyped(ty: Type | None, types: dict) -> Type | None:
-    """``ty`` with the type variables of ``types`` replaced (dimensions included)."""
-    return substitute_type(ty, types) if ty is not None and types else ty
-
-
-def compose_types(type_args: dict, types: dict) -> dict:
-    """``type_args`` (a call site's instantiation, in terms of its enclosing global's type
-    parameters) with those parameters replaced by ``types`` (that global's own instance)."""
-    if not types:
-        return type_args
-    dims = {tv: as_dim(v) for tv, v in types.items() if tv.kind is Kind.DIM}
-    return {tv: as_dim(v).substitute(dims) if tv.kind is Kind.DIM else substitute_type(v, types)
-            for tv, v in type_args.items()}
-
-
-def fresh_copy(expr: Expr, types: dict | None = None) -> Expr:
-    """``expr`` with every variable it binds renamed to a new one (same hint, type, span), so
-    the copy can sit beside the original: each Var object is bound in one place only.
-    ``types`` maps type variables to what replaces them in every type the copy carries
-    (annotations, results, ``Zero`` and ``Ascribe``): an instance of a polymorphic body."""
-    mapping: dict[int, Expr] = {
-        id(v): Var(v.name_hint, retyped(v.type_annotation, types), span=v.span) for v in bound_vars(expr)
-    }
-    if not types:
-        return substitute(expr, mapping) if mapping else expr
-
-    class Retype(ExprMutator):
-        def rewrite(self, old: Expr, new: Expr) -> Expr:
-            if isinstance(old, Var):
-                return mapping.get(id(old), new)
-            if isinstance(new, Function) and new.ret_type is not None:
-                return attrs.evolve(new, ret_type=retyped(new.ret_type, types))
-            if isinstance(new, (Zero, Ascribe)):
-                return attrs.evolve(new, type=retyped(new.type, types))
-            return new
-
-    return Retype().mutate(expr)
-
-
-def instantiated(fn: Function, type_args: dict | None) -> Function | None:
-    """A fresh copy of ``fn``; of a polymorphic ``fn``, its instance at ``type_args`` (what
-    ``typecheck.type_arguments`` found at one call site), or None where the call site does
-    not determine every type parameter."""
-    if not fn.type_params:
-        return fresh_copy(fn)
-    if type_args is None or any(tv not in type_args for tv in fn.type_params):
-        return None
-    copy = fresh_copy(fn, {tv: type_args[tv] for tv in fn.type_params})
-    return attrs.evolve(copy, type_params=())
 
 
 class ScopedRewriter:
@@ -283,7 +221,7 @@ def removable_nodes(nodes: list[Expr], type_of: TypeOf | None = None) -> set[int
         if isinstance(node, (Function, *ATOMS)):
             removable.add(id(node))
             continue
-        if isinstance(node, (Grad, RefWrite)) or isinstance(node, Ascribe) and checks_sizes(node, type_of):
+        if isinstance(node, (Grad, RefWrite, Unpack)) or isinstance(node, Ascribe) and checks_sizes(node, type_of):
             continue
         if isinstance(node, Call) and not (isinstance(node.callee, Op) and op_cannot_fail(node, type_of)):
             continue
@@ -308,8 +246,7 @@ def mentions_unknown_dim(module: Module) -> bool:
     """Whether a type written in ``module`` (an annotation, a result, an ascription) has ``?``."""
     for fn in module.functions.values():
         for node in post_order(fn):
-            ty = node.type_annotation if isinstance(node, Var) else node.ret_type if isinstance(node, Function) \
-                else node.type if isinstance(node, (Ascribe, Zero)) else None
+            ty = written_type(node)
             if ty is not None and has_unknown_dim(ty):
                 return True
     return False

@@ -42,7 +42,7 @@ def expand_lowered(module: Module, type_of: TypeOf) -> Module:
     functions = {name: _Expand(type_of).mutate(fn) for name, fn in module.functions.items()}
     if all(functions[name] is fn for name, fn in module.functions.items()):
         return module
-    return Module(functions, module.op_decls)
+    return module.with_functions(functions)
 
 
 def _lowering_of(name: str) -> Callable[[Site], Expr] | None:

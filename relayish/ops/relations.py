@@ -1112,6 +1112,8 @@ def arange_length(start: float, stop: float, step: float) -> int:
     quotient = (stop - start) / step
     if quotient == 0.0 and stop != start:
         return 0 if math.copysign(1.0, quotient) < 0 else 1
+    if math.isinf(quotient):  # the distance over the step overflows: NumPy refuses it whatever the sign
+        raise RelayTypeError(f"arange from {start} to {stop} by {step}: (stop - start) / step overflows a float")
     return max(0, math.ceil(quotient))
 
 

@@ -31,6 +31,7 @@ from interp import evaluate
 from typecheck import infer
 
 from ..errors import RelayRuntimeError, RelayTypeError, StepLimitError
+from ..matches import has_match, lower_matches
 from ..module import Module
 from ..printer import astext
 from .compare import difference
@@ -170,8 +171,11 @@ def check_pass(pass_fn: Callable[[Module], Module], module: Module, name: str, a
                rtol: float | None = None, atol: float = 0.0, backend: Backend | None = None) -> Module:
     """One case of ``assert_pass_preserves``: ``pass_fn`` on the typed ``module`` returns a
     module that type-checks and whose ``@name`` gives what the input's does on ``args``
-    (both run by ``backend``, default the evaluator). Returns the pass's typed output."""
+    (both run by ``backend``, default the evaluator). Returns the pass's typed output. The
+    pass gets the module with its ``match``es lowered, as the optimizer gives it every module."""
     typed = infer(module)
+    if has_match(typed):
+        typed = infer(lower_matches(typed))
     out = pass_fn(typed)
     if not isinstance(out, Module):
         raise PassError(f"the pass returned {type(out).__name__}, not a Module; program:\n{astext(typed)}")

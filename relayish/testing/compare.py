@@ -2,8 +2,9 @@
 
 ``difference(actual, expected)`` is None when the two are equal, else one message about the
 first differing leaf (left to right; within an array, the first differing element in C
-order): its path (``result[1][0]``), both values, and for arrays the element index and how
-many elements differ. Tuples compare by position, ``RefCell``s by content, arrays by dtype,
+order): its path (``result[1][0]``, ``result.Cons[1].Cons[0]`` inside data values), both values,
+and for arrays the element index and how many elements differ. Tuples compare by position,
+data values (``DataValue``) by constructor and then field by field, ``RefCell``s by content, arrays by dtype,
 shape and value: integers and bools exactly; floats within ``atol + rtol * max(|a|, |e|)``
 (symmetric, so neither side is privileged), NaN equal to NaN, an infinity equal only to the
 infinity of the same sign. Functions cannot be compared: a result holding one never
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime.values import RefCell
+from runtime.values import DataValue, RefCell
 
 DEFAULT_RTOL = {np.dtype(np.float16): 1e-3, np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
 
@@ -29,13 +30,37 @@ def _kind(value: Any) -> str:
         return f"an array of {value.dtype} {value.shape}"
     if isinstance(value, RefCell):
         return "a reference"
+    if isinstance(value, DataValue):
+        return f"a {value.ctor} value"
     if callable(value):
         return "a function"
     return f"a {type(value).__name__} {value!r}"
 
 
+class _Path:
+    """Where a compared value sits (``result[1].Cons[0]``), written out only for a message: built
+    as strings, the paths into a long list would take time quadratic in its length."""
+
+    __slots__ = ("parent", "step")
+
+    def __init__(self, parent: _Path | None, step: str):
+        self.parent, self.step = parent, step
+
+    def __str__(self) -> str:
+        steps: list[str] = []
+        node: _Path | None = self
+        while node is not None:
+            steps.append(node.step)
+            node = node.parent
+        return "".join(reversed(steps))
+
+
+def _data_kind(value: DataValue) -> str:
+    return f"{value.ctor} of {len(value.fields)} field{'' if len(value.fields) == 1 else 's'}"
+
+
 def _category(value: Any) -> type | str:
-    for cls in (tuple, np.ndarray, RefCell):
+    for cls in (tuple, np.ndarray, RefCell, DataValue):
         if isinstance(value, cls):
             return cls
     return "function" if callable(value) else type(value)
@@ -49,7 +74,7 @@ def _close(a: np.ndarray, e: np.ndarray, rtol: float, atol: float) -> np.ndarray
     return (x == y) | (np.isnan(x) & np.isnan(y)) | (near & np.isfinite(x) & np.isfinite(y))
 
 
-def _array_difference(path: str, a: np.ndarray, e: np.ndarray, rtol: float | None, atol: float) -> str | None:
+def _array_difference(path: _Path, a: np.ndarray, e: np.ndarray, rtol: float | None, atol: float) -> str | None:
     if a.dtype != e.dtype:
         return f"{path}: dtype differs: actual {a.dtype}, expected {e.dtype}"
     if a.shape != e.shape:
@@ -70,7 +95,7 @@ def _array_difference(path: str, a: np.ndarray, e: np.ndarray, rtol: float | Non
     return f"{path}: {len(bad)} of {a.size} elements differ; first at index [{index}]: {values}"
 
 
-def _node_difference(path: str, a: Any, e: Any, rtol: float | None, atol: float) -> tuple[str | None, list]:
+def _node_difference(path: _Path, a: Any, e: Any, rtol: float | None, atol: float) -> tuple[str | None, list]:
     """The difference at this node itself, and the child pairs still to compare."""
     if callable(a) and callable(e):
         return f"cannot compare functions at {path}", []
@@ -79,9 +104,13 @@ def _node_difference(path: str, a: Any, e: Any, rtol: float | None, atol: float)
     if isinstance(a, tuple):
         if len(a) != len(e):
             return f"{path}: tuple length differs: actual has {len(a)} fields, expected {len(e)}", []
-        return None, [(f"{path}[{k}]", x, y) for k, (x, y) in enumerate(zip(a, e))]
+        return None, [(_Path(path, f"[{k}]"), x, y) for k, (x, y) in enumerate(zip(a, e))]
     if isinstance(a, RefCell):
-        return None, [(f"{path}.value", a.value, e.value)]
+        return None, [(_Path(path, ".value"), a.value, e.value)]
+    if isinstance(a, DataValue):
+        if a.ctor != e.ctor or len(a.fields) != len(e.fields):
+            return f"{path}: constructor differs: actual is {_data_kind(a)}, expected {_data_kind(e)}", []
+        return None, [(_Path(path, f".{a.ctor}[{k}]"), x, y) for k, (x, y) in enumerate(zip(a.fields, e.fields))]
     if isinstance(a, np.ndarray):
         return _array_difference(path, a, e, rtol, atol), []
     return (None if a == e else f"{path}: actual {a!r}, expected {e!r}"), []
@@ -92,7 +121,7 @@ def difference(actual: Any, expected: Any, *, rtol: float | None = None, atol: f
 
     ``rtol`` defaults per float dtype: float16 1e-3, float32 1e-5, float64 1e-12.
     """
-    stack = [("result", actual, expected)]
+    stack = [(_Path(None, "result"), actual, expected)]
     while stack:
         path, a, e = stack.pop()
         message, children = _node_difference(path, a, e, rtol, atol)

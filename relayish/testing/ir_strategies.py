@@ -1,12 +1,14 @@
 """Hypothesis strategies for syntactically arbitrary, closed relayish IR.
 
 What comes out is *closed* and *kind-correct* but not necessarily well typed: every local
-variable is bound (once) where it is used, every type variable is bound by an enclosing
-function, definition or ``forall`` and has the kind its position needs (Dim inside shapes,
+variable is bound (once) where it is used (by a ``let``, a function or a pattern of a ``match``
+clause, in that clause's body), every type variable is bound by an enclosing function,
+definition, data type or ``forall`` and has the kind its position needs (Dim inside shapes,
 BaseType as a tensor's dtype, Shape as a tensor's shape, Type elsewhere), every ``@name``
-names a global of the module, a registered operator or a declared one, and operator
-attributes are valid for the operator's schema. That is what the printer, the parser and
-alpha-equivalence must handle; the type checker is not involved.
+names a global of the module, a registered operator or a declared one, every data type and
+constructor is one the module defines (a data type with as many arguments as it has
+parameters), and operator attributes are valid for the operator's schema. That is what the
+printer, the parser and alpha-equivalence must handle; the type checker is not involved.
 
 Name hints repeat on purpose (two different variables called ``x``, hints that are
 keywords, start with a digit, are empty or are not identifiers) so that the printer's
@@ -16,6 +18,9 @@ Every term is decoded from one hypothesis byte string, read front to back: a zer
 is always the simplest choice (a leaf, the first option, the smallest number), so the
 shrinker simplifies terms by zeroing bytes, and a term costs one hypothesis draw instead
 of hundreds (which would make a 500-example round trip take minutes).
+
+Modules define data types now and then (``type``), so that constructors, ``Is``, ``Unpack``
+and ``match`` with its patterns appear; ``exprs()`` and ``types()``, outside any module, have none.
 
 Strategies: ``modules()``, ``exprs()``, ``types()``, ``dims(dim_vars)`` and
 ``dim_trees(dim_vars)`` (dimension arithmetic as written, evaluable on integers: the oracle
@@ -38,14 +43,15 @@ from hypothesis import strategies as st
 from ..dims import Dim, as_dim
 from .choices import Chooser, Stream, decoded
 from ..expr import (
-    Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
-    RefRead, RefWrite, Tuple, Var, Zero,
+    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Let, Match, Op,
+    Pattern, PatternCtor, PatternTuple, PatternVar, PatternWildcard, Proj, RefNew, RefRead, RefWrite,
+    Tuple, Unpack, Var, Zero,
 )  # fmt: skip
-from ..module import Module
+from ..module import CtorDef, Module, TypeDef
 from ..ops.record import REQUIRED, OpDef
 from ..ops.registry import all_ops
 from ..types import (
-    BaseType, BoolType, FloatType, ForallType, FuncType, IntType, Kind, RefType, Shape,
+    BaseType, BoolType, DataType, FloatType, ForallType, FuncType, IntType, Kind, RefType, Shape,
     TensorType, TupleType, Type, TypeVar, UIntType,
 )  # fmt: skip
 
@@ -69,6 +75,10 @@ TYPE_VAR_HINTS = ("n", "n", "m", "a", "s", "n_1", "in", "Tensor", "3d", "")
 # keywords of the text format, which must still work after "@".
 GLOBAL_NAMES = ("main", "f", "g", "f_1", "loop", "_helper", "x0", "let", "Tensor")
 DECLARED_OP_NAMES = ("my_op", "custom", "op2", "fn")
+# Data type and constructor names: a constructor named as a type, one named as a type variable
+# hint, names with the printer's suffix; type and constructor names have namespaces of their own.
+DATA_NAMES = ("List", "Tree", "Box", "n", "T_1", "maybe")
+CTOR_NAMES = ("Cons", "Nil", "Box", "Leaf", "Node", "Some", "None", "C_1", "x", "Empty")
 
 NONFINITE_AND_SIGNED_ZERO = (math.nan, math.inf, -math.inf, -0.0)
 
@@ -180,6 +190,8 @@ class _Builder(Chooser):
         self.declared_ops = tuple(declared_ops)
         self.nodes_left = max_nodes
         self.type_depth = type_depth
+        self.data: tuple[tuple[str, int], ...] = ()  # the module's data types and their arities
+        self.ctors: tuple[tuple[str, int], ...] = ()  # its constructors and their numbers of fields
 
     def names(self, pool: Sequence[str], most: int) -> list[str]:
         """Up to ``most`` distinct names from ``pool`` (none only now and then)."""
@@ -275,8 +287,9 @@ class _Builder(Chooser):
             (1, Dim.unknown),
         ])  # fmt: skip
 
-    def fresh_tvars(self, lo: int, hi: int) -> tuple[TypeVar, ...]:
-        kinds = (Kind.DIM, Kind.DIM, Kind.DIM, Kind.TYPE, Kind.SHAPE, Kind.BASE_TYPE)
+    def fresh_tvars(self, lo: int, hi: int,
+                    kinds: Sequence[Kind] = (Kind.DIM, Kind.DIM, Kind.DIM, Kind.TYPE, Kind.SHAPE, Kind.BASE_TYPE),
+                    ) -> tuple[TypeVar, ...]:
         return tuple(self.many(lambda: TypeVar(self.one_of(TYPE_VAR_HINTS), self.one_of(kinds)), lo, hi))
 
     def tensor_type(self, scope: _Scope) -> TensorType:
@@ -304,6 +317,10 @@ class _Builder(Chooser):
             params = self.fresh_tvars(1, 3)
             return ForallType(params, self.type_(scope.bind(tvars=params), depth - 1))
 
+        def data() -> DataType:
+            name, arity = self.one_of(self.data)
+            return DataType(name, [sub() for _ in range(arity)])
+
         return self.pick([
             (6, lambda: self.tensor_type(scope)),
             (3 if type_vars else 0, lambda: self.one_of(type_vars)),
@@ -312,7 +329,26 @@ class _Builder(Chooser):
             (3 * composite, lambda: FuncType(self.many(sub, 0, 3), sub())),
             (1 * composite, lambda: RefType(sub())),
             (2 * composite, forall),
+            (2 if self.data else 0, data),
         ])  # fmt: skip
+
+    def type_defs(self) -> dict[str, TypeDef]:
+        """Up to three data types (none half the time) over zero to two parameters, whose fields may
+        name any of them, itself included; constructors unique across the module."""
+        names = self.names(DATA_NAMES, 3) if self.flag() else []
+        params = {name: self.fresh_tvars(0, 2, (Kind.TYPE,)) for name in names}
+        self.data = tuple((name, len(params[name])) for name in names)
+        unused = list(CTOR_NAMES)
+        defs = {}
+        for name in names:
+            ctors = []
+            for _ in range(self.integer(1, 3)):
+                ctor = unused.pop(self.integer(0, len(unused) - 1))
+                fields = self.many(functools.partial(self.type_, _Scope(tvars=params[name]), 2), 0, 3)
+                ctors.append(CtorDef(ctor, fields))
+            defs[name] = TypeDef(name, params[name], ctors)
+        self.ctors = tuple((c.name, len(c.fields)) for td in defs.values() for c in td.ctors)
+        return defs
 
     # expressions ------------------------------------------------------------------------
     def var(self, scope: _Scope) -> Var:
@@ -353,6 +389,40 @@ class _Builder(Chooser):
         var = self.var(scope)
         value = self.function(scope, depth, self_var=var) if recursive else self.expr(scope, depth - 1)
         return Let(var, value, self.expr(scope.bind(vars=(var,)), depth - 1))
+
+    def ctor_name(self, fields: int | None = None) -> str:
+        """A constructor of the module, mostly one of ``fields`` fields where there is one."""
+        fitting = [name for name, count in self.ctors if count == fields]
+        return self.one_of(fitting if fitting and self.integer(0, 3) else [name for name, _ in self.ctors])
+
+    def construct(self, scope: _Scope, depth: int) -> Construct:
+        """A constructor applied to fields, mostly as many as it has."""
+        name, count = self.one_of(self.ctors)
+        count = count if self.integer(0, 3) else self.integer(0, 3)
+        return Construct(name, [self.expr(scope, depth - 1) for _ in range(count)])
+
+    def match(self, scope: _Scope, depth: int) -> Match:
+        """``match e { p => body, .. }``: each body sees its pattern's variables."""
+        value = self.expr(scope, depth - 1)
+        patterns, bodies = [], []
+        for _ in range(self.integer(1, 3)):
+            pattern, bound = self.pattern(2)
+            patterns.append(pattern)
+            bodies.append(self.expr(scope.bind(vars=bound), depth - 1))
+        return Match(value, patterns, bodies)
+
+    def pattern(self, depth: int) -> tuple[Pattern, list[Var]]:
+        """A pattern and the variables it binds (fresh, unannotated: patterns carry no types)."""
+        if depth <= 0 or not self.integer(0, 2):
+            if self.flag():
+                return PatternWildcard(), []
+            var = Var(self.one_of(VAR_HINTS))
+            return PatternVar(var), [var]
+        parts = [self.pattern(depth - 1) for _ in range(self.integer(0, 3))]
+        bound = [var for _, vars_ in parts for var in vars_]
+        if self.ctors and self.integer(0, 2):
+            return PatternCtor(self.ctor_name(len(parts)), [p for p, _ in parts]), bound
+        return PatternTuple([p for p, _ in parts]), bound
 
     def callee(self, scope: _Scope, depth: int) -> Expr:
         return self.pick([
@@ -397,15 +467,20 @@ class _Builder(Chooser):
             (1 * c, lambda: RefNew(sub())),
             (1 * c, lambda: RefRead(sub())),
             (1 * c, lambda: RefWrite(sub(), sub())),
+            (2 * c if self.ctors else 0, lambda: self.construct(scope, depth)),
+            (1 * c if self.ctors else 0, lambda: IsCtor(sub(), self.ctor_name())),
+            (1 * c if self.ctors else 0, lambda: Unpack(sub(), self.ctor_name())),
+            (2 * c if self.ctors else 0, lambda: self.match(scope, depth)),
         ])  # fmt: skip
 
     def module(self, max_globals: int, max_depth: int) -> Module:
+        type_defs = self.type_defs()
         names = self.names(GLOBAL_NAMES, max_globals)
         op_names = self.names(DECLARED_OP_NAMES, 2)
         self.globals, self.declared_ops = tuple(names), tuple(op_names)
         op_decls = {name: self.type_(_Scope()) for name in op_names}
         functions = {name: self.function(_Scope(), max_depth + 1) for name in names}
-        return Module(functions, op_decls)
+        return Module(functions, op_decls, type_defs)
 
 
 def modules(max_globals: int = 3, max_depth: int = 5, max_nodes: int = 60) -> st.SearchStrategy[Module]:

@@ -30,7 +30,7 @@ from ..types import is_first_order
 def reachable(module: Module, entry: str) -> Module:
     """``module`` without the globals ``@entry`` cannot reach."""
     seen = {entry} | globals_reached(module, module[entry])
-    return Module({name: fn for name, fn in module.functions.items() if name in seen}, module.op_decls)
+    return module.with_functions({name: fn for name, fn in module.functions.items() if name in seen})
 
 
 def _substituted(body: Expr, values: dict[int, Expr]) -> Expr:

@@ -80,10 +80,12 @@ def to_float64(module: Module) -> Module:
     """``module`` with float16 and float32 replaced by float64 everywhere.
 
     That is: parameter and let annotations, function result types, ascriptions, ``Zero``
-    types, constants, operator attributes that are base types (``cast``'s ``dtype``) and
-    declared operators' types. Type parameters are left as they are.
+    types, constants, operator attributes that are base types (``cast``'s ``dtype``), declared
+    operators' types and the fields of data types. Type parameters are left as they are.
     """
     mutator = _Promote()
     functions = {name: mutator.mutate(fn) for name, fn in module.functions.items()}
     op_decls = {name: promote_type(ty) for name, ty in module.op_decls.items()}
-    return Module(functions, op_decls)
+    type_defs = {name: attrs.evolve(td, ctors=[attrs.evolve(c, fields=[promote_type(f) for f in c.fields]) for c in td.ctors])
+                 for name, td in module.type_defs.items()}
+    return Module(functions, op_decls, type_defs)

@@ -9,9 +9,12 @@ program, and the type checker is tested against types the generator knows indepe
 
 Programs also *evaluate* without runtime errors by construction: integer divisors and
 exponents are guarded, ``take`` indices are in range, recursion runs on a counter that
-starts at a constant 0..3 and decreases to 0, and every dimension is at least 1. The entry
-global ``@main`` takes tensors and tuples of tensors (symbolic dimensions included) and
-returns such a value, so two backends' results compare structurally.
+starts at a constant 0..3 and decreases to 0 (or, over a data value, on its parts), and every
+dimension is at least 1. With data types (``Features.adts``), every ``match`` covers every value
+(a clause per constructor, or a last one that matches anything), and an ``Unpack[C]`` takes
+apart only a value that ``C`` just built or that ``Is[C]`` tested. The entry global ``@main``
+takes tensors, tuples of tensors (symbolic dimensions included) and now and then a data value
+of static sizes, and returns such a value, so two backends' results compare structurally.
 
 Public API:
 - ``Features``: which constructs appear, and the size limits;
@@ -30,6 +33,7 @@ Like ``ir_strategies``, a module is decoded from one hypothesis byte string (see
 from __future__ import annotations
 
 import collections
+import functools
 from typing import Any, Callable, Iterator, Sequence
 
 import attrs
@@ -38,15 +42,17 @@ from hypothesis import strategies as st
 
 from ..dims import Dim, as_dim
 from ..expr import (
-    Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
-    RefRead, RefWrite, Tuple, Var, Zero,
+    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Let, Match, Op,
+    Pattern, PatternCtor, PatternTuple, PatternVar, PatternWildcard, Proj, RefNew, RefRead, RefWrite,
+    Tuple, Unpack, Var, Zero,
 )  # fmt: skip
-from ..module import Module
+from ..module import CtorDef, Module, TypeDef
 from ..ops.registry import all_ops
+from ..parser import prelude_module
 from ..traverse import post_order
 from ..types import (
-    UNIT, BaseType, BoolType, FloatType, FuncType, IntType, Kind, RefType, Shape, TensorType,
-    TupleType, Type, TypeVar, UIntType, is_first_order,
+    UNIT, BaseType, BoolType, DataType, FloatType, FuncType, IntType, Kind, RefType, Shape,
+    TensorType, TupleType, Type, TypeVar, UIntType, is_first_order,
 )  # fmt: skip
 from ..ops.generation import Arg, Hint, Indices, Plan, kind_ok
 from .choices import Chooser, Stream, decoded
@@ -59,6 +65,14 @@ DEFAULT_DTYPES: tuple[BaseType, ...] = (
 VAR_HINTS = ("x", "y", "z", "t", "v", "w", "h", "f", "g")
 DIM_HINTS = ("n", "m", "k")  # names only print: two variables may share one
 MAX_RECURSION_COUNT = 3
+# Data types of a module besides the Prelude's List and Option: their names, and the names of
+# their constructors, three for each (constructors share one namespace per module)
+DATA_NAMES = ("Pair", "Rose")
+CTOR_NAMES = (("PairA", "PairB", "PairC"), ("RoseA", "RoseB", "RoseC"))
+TYPE_PARAM_HINTS = ("a", "b")
+# Prelude globals a generated program may call, and the Prelude globals each one calls
+PRELUDE_CALLS = {"foldl": (), "map": (), "length": ("foldl",), "rev": ("foldl",), "append": ("foldr",),
+                 "get_or": ()}
 
 
 @attrs.frozen
@@ -70,6 +84,10 @@ class Features:
     larger and slower to run; ``relayish difftest`` turns it on). ``unknown_dims`` ascribes some
     operator arguments a type with ``?`` dimensions (``(Tensor(.., Shape(?, 3))) %x``) and the call
     its known type again, so relations, run-time checks, the optimizer and gradients meet ``?``.
+    ``adts`` defines a few data types in half the modules (the Prelude's List and Option, and random
+    ones: with type parameters, recursive, with fields of tensors, tuples and other data types) and
+    builds values of them, matches them, tests and unpacks them, calls Prelude globals on them and
+    folds them in recursive globals; ``@main`` takes and returns data values now and then.
     """
 
     dtypes: tuple[BaseType, ...] = DEFAULT_DTYPES
@@ -82,6 +100,7 @@ class Features:
     closures: bool = True
     recursion: bool = True
     refs: bool = True
+    adts: bool = True
     grad: bool = False
     max_depth: int = 4
     max_nodes: int = 40
@@ -105,11 +124,24 @@ class Program:
 
 @attrs.frozen
 class _Global:
+    """A generated global's signature, and which kind of body it gets.
+
+    ``role`` is ``plain``; or ``loop``: ``(counter, state) -> state`` counting down; or ``build``:
+    ``(counter, rows) -> D`` building a value of a recursive data type ``D`` with one part per
+    count, made of the rows of a tensor; or ``fold``: ``(D, acc) -> acc`` folding a value of ``D``
+    by recursion on its parts (a value is finite, so the recursion ends).
+    """
+
     name: str
     dims: tuple[TypeVar, ...]  # the global's type parameters, all of kind Dim
     params: tuple[Type, ...]
     ret: Type
-    recursive: bool  # its first parameter is a counter; callers pass a constant
+    role: str = "plain"
+
+    @property
+    def recursive(self) -> bool:
+        """Whether its first parameter is a counter, for which callers pass a constant."""
+        return self.role in ("loop", "build")
 
 
 @attrs.frozen
@@ -136,7 +168,48 @@ def _map_dims(ty: Type, fn: Callable[[Dim], Dim]) -> Type:
         return FuncType([_map_dims(p, fn) for p in ty.params], _map_dims(ty.ret, fn))
     if isinstance(ty, RefType):
         return RefType(_map_dims(ty.value, fn))
+    if isinstance(ty, DataType):
+        return DataType(ty.name, [_map_dims(a, fn) for a in ty.args])
     return ty
+
+
+def _substituted(ty: Type, mapping: dict[TypeVar, Type]) -> Type:
+    """``ty`` with the data type parameters in ``mapping`` replaced (a constructor's field types
+    for a data type's arguments: fields are a few levels deep)."""
+    if isinstance(ty, TypeVar):
+        return mapping.get(ty, ty)
+    if isinstance(ty, TupleType):
+        return TupleType([_substituted(f, mapping) for f in ty.fields])
+    if isinstance(ty, DataType):
+        return DataType(ty.name, [_substituted(a, mapping) for a in ty.args])
+    return ty
+
+
+def _parts(ty: Type) -> Iterator[Type]:
+    """``ty`` and every type inside it."""
+    stack = [ty]
+    while stack:
+        t = stack.pop()
+        yield t
+        if isinstance(t, TupleType):
+            stack.extend(t.fields)
+        elif isinstance(t, FuncType):
+            stack.extend((*t.params, t.ret))
+        elif isinstance(t, RefType):
+            stack.append(t.value)
+        elif isinstance(t, DataType):
+            stack.extend(t.args)
+
+
+def _storable(ty: Type) -> bool:
+    """Whether ``ty`` holds tensors only (in tuples and data types): what generated data types
+    hold, since ``Grad`` refuses a data value holding a function or a reference."""
+    return not any(isinstance(t, (FuncType, RefType)) for t in _parts(ty))
+
+
+def _mentions(ty: Type, name: str) -> bool:
+    """Whether the data type ``name`` occurs in ``ty``."""
+    return any(isinstance(t, DataType) and t.name == name for t in _parts(ty))
 
 
 def _match(pattern: Type, target: Type, dims: Sequence[TypeVar], binding: dict[TypeVar, Dim]) -> bool:
@@ -166,6 +239,10 @@ def _match(pattern: Type, target: Type, dims: Sequence[TypeVar], binding: dict[T
             pairs += [(p.ret, t.ret), *zip(p.params, t.params)]
         elif isinstance(p, RefType):
             pairs.append((p.value, t.value))
+        elif isinstance(p, DataType):
+            if p.name != t.name or len(p.args) != len(t.args):
+                return False
+            pairs += zip(p.args, t.args)
         elif p != t:
             return False
     return True
@@ -173,13 +250,39 @@ def _match(pattern: Type, target: Type, dims: Sequence[TypeVar], binding: dict[T
 
 def _dims_in(ty: Type, first_order: bool = False) -> list[Dim]:
     """Every dimension written in ``ty``; with ``first_order``, only those of tensors that
-    are not inside a function or reference type (where an argument's value shows them)."""
-    if first_order and isinstance(ty, (FuncType, RefType)):
+    are not inside a function, reference or data type (where an argument's value shows them:
+    a ``Nil`` shows none of its element type's)."""
+    if first_order and isinstance(ty, (FuncType, RefType, DataType)):
         return []
     if isinstance(ty, TupleType):
         return [d for f in ty.fields for d in _dims_in(f, first_order)]
     found: list[Dim] = []
     _map_dims(ty, lambda d: found.append(d) or d)
+    return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _dim_vars_in(ty: Type) -> frozenset[TypeVar]:
+    """The dimension variables of ``ty`` (asked for every type drawn so far at every draw: cached)."""
+    return frozenset(atom for d in _dims_in(ty) for atom in d.free_vars())
+
+
+def _has_data(ty: Type) -> bool:
+    return any(isinstance(t, DataType) for t in _parts(ty))
+
+
+def _type_params_in(types: Sequence[Type], skipped: str | None) -> set[TypeVar]:
+    """The type variables in ``types`` (fields of a data type), except inside data type ``skipped``."""
+    found: set[TypeVar] = set()
+    stack = list(types)
+    while stack:
+        t = stack.pop()
+        if isinstance(t, TypeVar):
+            found.add(t)
+        elif isinstance(t, TupleType):
+            stack.extend(t.fields)
+        elif isinstance(t, DataType) and t.name != skipped:
+            stack.extend(t.args)
     return found
 
 
@@ -202,6 +305,9 @@ class _Generator(Chooser):
         self.type_pool: list[Type] = []  # types drawn so far, for reuse (value_type)
         self.globals: list[_Global] = []
         self.current = 0  # index of the global being generated: it calls only later ones
+        self.type_defs: dict[str, TypeDef] = {}  # the module's data types
+        self.param_fields: list[tuple[TypeDef, CtorDef, int]] = []  # fields of a bare type parameter
+        self.prelude_used: set[str] = set()  # Prelude globals called: the module gets them
         ops = all_ops()
         names = features.ops if features.ops is not None else tuple(sorted(ops))
         unknown = sorted({name for name in names if name not in ops or ops[name].rule is None})
@@ -259,6 +365,7 @@ class _Generator(Chooser):
             (2 if f.tuples and nested else 0, lambda: TupleType(self.many(lambda: self.value_type(depth - 1), 1, 3))),
             (2 if f.closures and nested else 0, lambda: self.opaque(lambda: self.function_type(depth - 1))),
             (1 if f.refs and nested else 0, lambda: self.opaque(lambda: RefType(self.value_type(depth - 1)))),
+            (1 if self.type_defs and nested else 0, lambda: self.opaque(lambda: self.data_type(depth - 1))),
         ])  # fmt: skip
         self.type_pool.append(ty)
         return ty
@@ -268,7 +375,7 @@ class _Generator(Chooser):
         if self.bare_dims:
             return []
         in_scope = set(self.scope_dims)
-        return [t for t in self.type_pool if all(d.free_vars() <= in_scope for d in _dims_in(t))]
+        return [t for t in self.type_pool if _dim_vars_in(t) <= in_scope]
 
     def opaque(self, draw: Callable[[], Type]) -> Type:
         """A closure or reference type; in a signature's parameters, with static shapes only:
@@ -317,6 +424,12 @@ class _Generator(Chooser):
             (1 * c, lambda: Ascribe(self.expr(ty, scope, d), ty)),
             (2 * c if f.grad and floating_scalar else 0, lambda: Proj(self.grad_call(ty, None, scope, d), 0)),
             (1 * c if f.grad and is_first_order(ty) else 0, lambda: self.gradient(ty, scope, d)),
+            (4 * c if isinstance(ty, DataType) else 0, lambda: self.construct(ty, scope, d)),
+            (1 * c if self.type_defs else 0, lambda: self.data_match(ty, scope, d)),
+            (1 * c if self.type_defs and f.ifs and f.tuples else 0, lambda: self.tested_unpack(ty, scope, d)),
+            (1 * c if self.holders(ty) and f.tuples else 0, lambda: self.built_unpack(ty, scope, d)),
+            (1 * c if ty == BOOL_SCALAR and self.type_defs else 0, lambda: self.is_ctor(scope, d)),
+            (1 * c if self.prelude_calls(ty) else 0, lambda: self.prelude_call(ty, scope, d)),
         ])  # fmt: skip
 
     def leaf(self, ty: Type, scope: _Scope) -> Expr:
@@ -343,6 +456,10 @@ class _Generator(Chooser):
             return self.function(ty, scope, 0)
         if isinstance(ty, RefType):
             return RefNew(self.leaf(ty.value, scope))
+        if isinstance(ty, DataType):  # a constructor that does not need the type itself again
+            td = self.type_defs[ty.name]
+            ctor = self.one_of([c for c in td.ctors if not any(_mentions(f, td.name) for f in c.fields)])
+            return self.built(ty, ctor, [self.leaf(t, scope) for t in self.field_types(ty, ctor)])
         raise AssertionError(f"no leaf for {ty}")
 
     def constant(self, ty: TensorType) -> Constant:
@@ -416,6 +533,226 @@ class _Generator(Chooser):
         fn_type = FuncType(self.many(lambda: self.value_type(1), 1, 2), ty)
         callee = self.expr(fn_type, scope, depth)
         return Call(callee, [self.expr(t, scope, depth) for t in fn_type.params])
+
+    # data types ------------------------------------------------------------------------------
+    def data_types(self) -> dict[str, TypeDef]:
+        """The module's data types, in half the modules (they make programs larger): the Prelude's
+        List and Option now and then, and up to two of ``type_def``'s (each may hold those before it)."""
+        found: list[TypeDef] = []
+        if not self.flag():
+            return {}
+        for name, one_in in (("List", 2), ("Option", 3)):
+            if self.flag(one_in):
+                found.append(prelude_module().type_defs[name])
+        for k in range(self.integer(0, len(DATA_NAMES))):
+            found.append(self.type_def(DATA_NAMES[k], CTOR_NAMES[k], found))
+        return {td.name: td for td in found}
+
+    def type_def(self, name: str, ctor_names: Sequence[str], earlier: list[TypeDef]) -> TypeDef:
+        """A data type over zero to two type parameters with one to three constructors of zero to
+        three fields. Every constructor but one may hold the type itself, so finite values exist;
+        a parameter that no field holds is given one (a value could not show its argument)."""
+        params = tuple(TypeVar(hint, Kind.TYPE) for hint in TYPE_PARAM_HINTS[:self.integer(0, len(TYPE_PARAM_HINTS))])
+        itself = DataType(name, params)
+        count = self.integer(1, len(ctor_names))
+        base = self.integer(0, count - 1)
+        fields = [self.many(functools.partial(self.field_type, params, None if k == base else itself, earlier, 1), 0, 3)
+                  for k in range(count)]
+        for param in params:
+            if param not in _type_params_in([t for f in fields for t in f], name):
+                min(fields, key=len).append(param)
+        return TypeDef(name, params, [CtorDef(ctor_names[k], f) for k, f in enumerate(fields)])
+
+    def field_type(self, params: tuple[TypeVar, ...], itself: DataType | None, earlier: list[TypeDef], depth: int) -> Type:
+        """A constructor's field: a tensor of static shape, a type parameter, the type itself,
+        a tuple of fields, or an earlier data type applied to fields."""
+        inner = lambda: self.field_type(params, itself, earlier, depth - 1)  # noqa: E731
+        return self.pick([
+            (3, lambda: self.tensor_type(ranks=(0, 2), static=True)),
+            (3 if params else 0, lambda: self.one_of(params)),
+            (2 if itself is not None else 0, lambda: itself),
+            (1 if depth > 0 and self.features.tuples else 0, lambda: TupleType(self.many(inner, 1, 2))),
+            (1 if depth > 0 and earlier else 0, lambda: self.applied(self.one_of(earlier), inner)),
+        ])  # fmt: skip
+
+    def applied(self, td: TypeDef, arg: Callable[[], Type]) -> DataType:
+        return DataType(td.name, [arg() for _ in td.params])
+
+    def data_type(self, depth: int = 1) -> DataType:
+        """One of the module's data types, its arguments tensors mostly (tuples of them, data types)."""
+        return self.applied(self.one_of(list(self.type_defs.values())), lambda: self.data_arg(depth))
+
+    def data_arg(self, depth: int) -> Type:
+        return self.pick([
+            (6, self.tensor_type),
+            (1 if self.features.tuples else 0, lambda: TupleType(self.many(self.tensor_type, 1, 2))),
+            (1 if depth > 0 else 0, lambda: self.data_type(depth - 1)),
+        ])  # fmt: skip
+
+    def static_data_type(self) -> DataType:
+        """A data type whose tensors have constant sizes: where no argument binds a dimension variable."""
+        dims, self.scope_dims = self.scope_dims, ()
+        try:
+            return self.data_type()
+        finally:
+            self.scope_dims = dims
+
+    def field_types(self, ty: DataType, ctor: CtorDef) -> list[Type]:
+        """The types of ``ctor``'s fields in a value of ``ty``."""
+        return [_substituted(t, dict(zip(self.type_defs[ty.name].params, ty.args))) for t in ctor.fields]
+
+    def built(self, ty: DataType, ctor: CtorDef, fields: Sequence[Expr]) -> Expr:
+        """``ctor(fields)`` of type ``ty``, ascribed where its fields leave a type argument open
+        (``Nil``): a use of the value may not fix it either, and then nothing would."""
+        node = Construct(ctor.name, fields)
+        params = self.type_defs[ty.name].params
+        return node if set(params) <= _type_params_in(ctor.fields, None) else Ascribe(node, ty)
+
+    def construct(self, ty: DataType, scope: _Scope, depth: int) -> Expr:
+        ctor = self.one_of(self.type_defs[ty.name].ctors)
+        return self.built(ty, ctor, [self.expr(t, scope, depth) for t in self.field_types(ty, ctor)])
+
+    def holders(self, ty: Type) -> list[tuple[TypeDef, CtorDef, int]]:
+        """The constructor fields that can hold a value of ``ty``: those of a bare type parameter."""
+        return self.param_fields if _storable(ty) else []
+
+    def holding(self, ty: Type) -> tuple[DataType, CtorDef, int]:
+        """A data type, a constructor of it and the index of a field that holds ``ty`` there."""
+        td, ctor, index = self.one_of(self.holders(ty))
+        return DataType(td.name, [ty if p is ctor.fields[index] else self.data_arg(0) for p in td.params]), ctor, index
+
+    def scrutinee_type(self, scope: _Scope) -> DataType:
+        """The type of a value to take apart: half the time one that a variable here has."""
+        in_scope = [t for _, t in scope.vars if isinstance(t, DataType)]
+        return self.one_of(in_scope) if in_scope and self.flag() else self.data_type()
+
+    def data_match(self, ty: Type, scope: _Scope, depth: int) -> Expr:
+        """A ``match`` of result ``ty``: half the time on a value that a constructor holding a
+        ``ty`` builds right there, whose clause returns it; otherwise on any data value."""
+        if self.holders(ty) and self.flag():
+            data, ctor, index = self.holding(ty)
+            value = self.built(data, ctor, [self.expr(t, scope, depth) for t in self.field_types(data, ctor)])
+            return self.match(value, data, ty, scope, depth, (ctor.name, index))
+        data = self.scrutinee_type(scope)
+        return self.match(self.expr(data, scope, depth), data, ty, scope, depth, None)
+
+    def match(self, value: Expr, data: DataType, ty: Type, scope: _Scope, depth: int, kept: tuple[str, int] | None) -> Match:
+        """``match value { .. }`` of result ``ty``, exhaustive: a clause for most constructors, now
+        and then after one with a nested pattern, and one matching anything last where a
+        constructor has none. ``kept``: the constructor that built ``value`` and the field its
+        clause binds and (half the time) returns. Now and then the value is paired with another
+        and matched by tuple patterns."""
+        td = self.type_defs[data.name]
+        other = self.value_type(1) if self.features.tuples and self.flag(4) else None
+        if other is not None:
+            value = Tuple([value, self.expr(other, scope, depth)])
+        patterns: list[Pattern] = []
+        bodies: list[Expr] = []
+
+        def clause(pattern: Pattern, bindings: list[tuple[Var, Type]], returned: Var | None = None) -> None:
+            if other is not None:
+                second, more = self.irrefutable(other)
+                pattern, bindings = PatternTuple([pattern, second]), bindings + more
+            patterns.append(pattern)
+            inner = scope.bind(*bindings)
+            bodies.append(returned if returned is not None and self.flag() else self.expr(ty, inner, depth))
+
+        chosen = [c for c in td.ctors if kept is not None and c.name == kept[0] or self.integer(0, 3)]
+        for ctor in chosen:
+            refinable = [k for k, t in enumerate(self.field_types(data, ctor)) if _has_data(t)]
+            if refinable and self.flag(3):
+                clause(*self.ctor_pattern(data, ctor, refine=self.one_of(refinable)))
+            keep = kept[1] if kept is not None and ctor.name == kept[0] else None
+            pattern, bindings = self.ctor_pattern(data, ctor, keep=keep)
+            clause(pattern, bindings, None if keep is None else pattern.patterns[keep].var)
+        if len(chosen) < len(td.ctors):
+            clause(*self.pick([(1, lambda: (PatternWildcard(), [])), (1, lambda: self.pattern_var(data))]))
+        return Match(value, patterns, bodies)
+
+    def ctor_pattern(self, data: DataType, ctor: CtorDef, refine: int | None = None, keep: int | None = None,
+                     depth: int = 1) -> tuple[PatternCtor, list[tuple[Var, Type]]]:
+        """``ctor(p, ..)`` for a value of ``data``: a variable for field ``keep``, a pattern that
+        some values fail for field ``refine`` (nested ``depth`` levels at most), others match all."""
+        patterns: list[Pattern] = []
+        bindings: list[tuple[Var, Type]] = []
+        for k, t in enumerate(self.field_types(data, ctor)):
+            pattern, more = self.pattern_var(t) if k == keep else self.refutable(t, depth) if k == refine else self.irrefutable(t)
+            patterns.append(pattern)
+            bindings += more
+        return PatternCtor(ctor.name, patterns), bindings
+
+    def pattern_var(self, ty: Type) -> tuple[PatternVar, list[tuple[Var, Type]]]:
+        var = self.fresh(ty, annotate=False)  # patterns carry no types: the scrutinee's give them
+        return PatternVar(var), [(var, ty)]
+
+    def irrefutable(self, ty: Type) -> tuple[Pattern, list[tuple[Var, Type]]]:
+        """A pattern every value of ``ty`` matches: a variable, ``_``, or a tuple of such."""
+        if isinstance(ty, TupleType) and self.flag(3):
+            parts = [self.irrefutable(t) for t in ty.fields]
+            return PatternTuple([p for p, _ in parts]), [b for _, more in parts for b in more]
+        return self.pick([(1, lambda: (PatternWildcard(), [])), (2, lambda: self.pattern_var(ty))])
+
+    def refutable(self, ty: Type, depth: int) -> tuple[Pattern, list[tuple[Var, Type]]]:
+        """A pattern with a constructor somewhere, for ``ty`` with a data type in it."""
+        if isinstance(ty, TupleType):
+            chosen = self.one_of([k for k, t in enumerate(ty.fields) if _has_data(t)])
+            parts = [self.refutable(t, depth) if k == chosen else self.irrefutable(t) for k, t in enumerate(ty.fields)]
+            return PatternTuple([p for p, _ in parts]), [b for _, more in parts for b in more]
+        ctor = self.one_of(self.type_defs[ty.name].ctors)
+        deeper = [k for k, t in enumerate(self.field_types(ty, ctor)) if _has_data(t)] if depth > 0 else []
+        return self.ctor_pattern(ty, ctor, refine=self.one_of(deeper) if deeper and self.flag(3) else None, depth=depth - 1)
+
+    def tested_unpack(self, ty: Type, scope: _Scope, depth: int) -> Expr:
+        """``let %d = .. in if Is[C](%d) then let %u = Unpack[C](%d) in .. else ..``: an ``Unpack``
+        only where ``Is`` said that its constructor built the value."""
+        data = self.scrutinee_type(scope)
+        ctor = self.one_of(self.type_defs[data.name].ctors)
+        fields = TupleType(self.field_types(data, ctor))
+        var, unpacked = self.fresh(data, "d"), self.fresh(fields, "u")
+        inner = scope.bind((var, data))
+        then = Let(unpacked, Unpack(var, ctor.name), self.expr(ty, inner.bind((unpacked, fields)), depth))
+        return Let(var, self.expr(data, scope, depth), If(IsCtor(var, ctor.name), then, self.expr(ty, inner, depth)))
+
+    def built_unpack(self, ty: Type, scope: _Scope, depth: int) -> Expr:
+        """``Unpack[C](C(..))[i]``, field ``i`` of type ``ty``."""
+        data, ctor, index = self.holding(ty)
+        value = self.built(data, ctor, [self.expr(t, scope, depth) for t in self.field_types(data, ctor)])
+        return Proj(Unpack(value, ctor.name), index)
+
+    def is_ctor(self, scope: _Scope, depth: int) -> Expr:
+        data = self.scrutinee_type(scope)
+        return IsCtor(self.expr(data, scope, depth), self.one_of(self.type_defs[data.name].ctors).name)
+
+    def prelude_calls(self, ty: Type) -> list[str]:
+        """The Prelude globals whose call can have type ``ty`` (they take closures, and their
+        type parameters stand for data that ``Grad`` can differentiate: tensors)."""
+        if not self.features.closures or not _storable(ty):
+            return []
+        names = []
+        if "List" in self.type_defs:
+            names.append("foldl")
+            if ty == I32:
+                names.append("length")
+            if isinstance(ty, DataType) and ty.name == "List":
+                names += ["map", "rev", "append"]
+        if "Option" in self.type_defs:
+            names.append("get_or")
+        return names
+
+    def prelude_call(self, ty: Type, scope: _Scope, depth: int) -> Expr:
+        """A call of a Prelude global (the module gets its definition) with a result of type ``ty``."""
+        name = self.one_of(self.prelude_calls(ty))
+        self.prelude_used.add(name)
+        item = self.data_arg(0)
+        params = {
+            "foldl": lambda: [FuncType([ty, item], ty), ty, DataType("List", [item])],
+            "length": lambda: [DataType("List", [item])],
+            "map": lambda: [FuncType([item], ty.args[0]), DataType("List", [item])],
+            "rev": lambda: [ty],
+            "append": lambda: [ty, ty],
+            "get_or": lambda: [DataType("Option", [ty]), ty],
+        }[name]()  # fmt: skip
+        return Call(GlobalVar(name), [self.expr(t, scope, depth) for t in params])
 
     # globals ---------------------------------------------------------------------------------
     def later_globals(self) -> list[_Global]:
@@ -581,57 +918,133 @@ class _Generator(Chooser):
         return Proj(Proj(self.grad_call(ret, ty, scope, depth), 1), 0)
 
     # modules -----------------------------------------------------------------------------------
-    def signature(self, name: str, dims: int, params: Callable[[], list[Type]], ret: Callable[[], Type],
-                  recursive: bool = False) -> _Global:
+    def signature(self, name: str, dims: int, params: Callable[[], list[Type]], ret: Callable[[], Type] | None,
+                  role: str = "plain") -> _Global:
         """A global's type: its dimension variables are those its parameters use, each alone
         somewhere, so the arguments of every call determine them (the evaluator binds a
-        dimension variable from an argument's size only where it stands alone)."""
+        dimension variable from an argument's size only where it stands alone). A loop or a
+        fold returns its last parameter's type."""
         self.scope_dims = tuple(TypeVar(self.one_of(DIM_HINTS), Kind.DIM) for _ in range(dims))
         self.bare_dims = True
         param_types = tuple(params())
         self.bare_dims = False
         used = {atom for t in param_types for d in _dims_in(t, first_order=True) for atom in d.free_vars()}
         self.scope_dims = tuple(v for v in self.scope_dims if v in used)
-        ret_type = param_types[-1] if recursive else ret()
-        return _Global(name, self.scope_dims, param_types, ret_type, recursive)
+        ret_type = param_types[-1] if role in ("loop", "fold") else ret()
+        return _Global(name, self.scope_dims, param_types, ret_type, role)
 
     def main_signature(self) -> _Global:
         dims = self.integer(0, 2) if self.features.symbolic else 0
-        params = lambda: [self.first_order_type() for _ in range(self.integer(1, 3))]  # noqa: E731
-        g = self.signature("main", dims, params, self.first_order_type)
+        params = lambda: [self.entry_type() for _ in range(self.integer(1, 3))]  # noqa: E731
+        g = self.signature("main", dims, params, self.entry_type)
         self.type_pool += [*g.params, g.ret]
         return g
 
-    def global_signature(self, index: int) -> _Global:
+    def entry_type(self) -> Type:
+        """A type of ``@main``'s parameters and result: what callers pass and compare."""
+        return self.pick([(5, self.first_order_type), (1 if self.type_defs else 0, self.static_data_type)])
+
+    def global_signatures(self, index: int, slots: int) -> list[_Global]:
+        """One global, or (with two ``slots`` left) now and then a builder and a fold."""
         dims = self.integer(0, 1) if self.features.symbolic else 0
+        recursive_types = [td for td in self.type_defs.values() if any(_mentions(t, td.name) for c in td.ctors for t in c.fields)]
+        if self.features.recursion and recursive_types and slots >= 2 and self.flag(2):
+            return self.data_globals(index, self.one_of(recursive_types), dims)
         if self.features.recursion and self.flag(3):
-            return self.signature(f"rec{index}", dims, lambda: [I32, self.value_type(1)], None, recursive=True)
+            return [self.signature(f"rec{index}", dims, lambda: [I32, self.value_type(1)], None, "loop")]
         params = lambda: self.many(lambda: self.value_type(1), 1, 2)  # noqa: E731
-        return self.signature(f"g{index}", dims, params, lambda: self.value_type(1))
+        return [self.signature(f"g{index}", dims, params, lambda: self.value_type(1))]
+
+    def data_globals(self, index: int, td: TypeDef, dims: int) -> list[_Global]:
+        """``@build<index>(count, rows) -> D`` and ``@fold<index>(D, acc) -> acc`` for the recursive
+        data type ``td``: half its arguments are the row type of ``rows``, so that the builder can
+        hold rows, and the rest have static sizes (a fold's argument of ``D`` binds no dimension)."""
+        self.scope_dims = ()  # until the signatures draw theirs: the row type and D have static sizes
+        dtype = self.dtype(None) or FloatType(32)
+        row = TensorType(dtype, Shape(*(self.dim(static=True) for _ in range(self.integer(0, 2)))))
+        data = self.applied(td, lambda: row if self.flag() else self.data_arg(1))
+        rows = lambda: [I32, TensorType(dtype, Shape(self.dim(), *row.shape.dims))]  # noqa: E731
+        build = self.signature(f"build{index}", dims, rows, lambda: data, "build")
+        fold = self.signature(f"fold{index}", dims, lambda: [data, self.value_type(1)], None, "fold")
+        return [build, fold]
 
     def definition(self, g: _Global) -> Function:
         self.scope_dims = g.dims
         params = [self.fresh(t, annotate=True) for t in g.params]
         scope = _Scope(tuple(zip(params, g.params)), g.dims)
         depth = self.features.max_depth
-        if g.recursive:
+        if g.role == "plain":
+            return Function(params, self.expr(g.ret, scope, depth), g.ret, g.dims)
+        if g.role == "loop":
             counter, state = params
             body = self.recursion_body(GlobalVar(g.name), counter, state, g.ret, _Scope(dims=g.dims), depth - 1)
-            # half of them without a result type: the checker infers a recursive global's own
-            return Function(params, body, None if self.flag(2) else g.ret, g.dims)
-        body = self.expr(g.ret, scope, depth)
-        return Function(params, body, g.ret, g.dims)
+        elif g.role == "build":
+            body = self.build_body(g, scope, depth - 1)
+        else:
+            body = self.fold_body(g, scope, depth - 1)
+        # half of them without a result type: the checker infers a recursive global's own
+        return Function(params, body, None if self.flag(2) else g.ret, g.dims)
+
+    def build_body(self, g: _Global, scope: _Scope, depth: int) -> Expr:
+        """``if count <= 0 then .. else C(..)`` with a constructor ``C`` that holds the type itself:
+        such a field gets ``@build(count - 1, rows)``, a field of the row type row ``count`` of the
+        rows (``take`` wraps it into range)."""
+        (counter, _), (rows, rows_type) = scope.vars
+        data = g.ret
+        td = self.type_defs[data.name]
+        ctor = self.one_of([c for c in td.ctors if any(_mentions(t, td.name) for t in c.fields)])
+        row = TensorType(rows_type.dtype, Shape(*rows_type.shape.dims[1:]))
+        fields: list[Expr] = []
+        for t in self.field_types(data, ctor):
+            if t == data:
+                fields.append(Call(GlobalVar(g.name), [Call(Op("sub"), [counter, Constant(np.int32(1))]), rows]))
+            elif t == row and "take" in self.op_names:
+                fields.append(Call(Op("take"), [rows, counter], {"axis": 0, "mode": "wrap"}))
+            else:
+                fields.append(self.expr(t, scope, depth))
+        done = Call(Op("less_equal"), [counter, Constant(np.int32(0))])
+        return If(done, self.expr(data, scope, depth), self.built(data, ctor, fields))
+
+    def fold_body(self, g: _Global, scope: _Scope, depth: int) -> Expr:
+        """``match value { C(..) => .., .. }`` with a clause per constructor, in which the global
+        folds each part of the value's own type (the last one in tail position, half the time)."""
+        (value, data), (acc, ty) = scope.vars
+        patterns: list[Pattern] = []
+        bodies: list[Expr] = []
+        for ctor in self.type_defs[data.name].ctors:
+            pattern, bindings = self.ctor_pattern(data, ctor)
+            patterns.append(pattern)
+            inner = _Scope(((acc, ty), *bindings), g.dims)
+            parts = [var for var, t in bindings if t == data]
+            last = parts.pop() if parts and self.flag() else None
+            folded: list[tuple[Var, Expr]] = []
+            for part in parts:
+                result = self.fresh(ty, "r")
+                folded.append((result, Call(GlobalVar(g.name), [part, self.expr(ty, inner, depth)])))
+                inner = inner.bind((result, ty))
+            body = self.expr(ty, inner, depth) if last is None else Call(GlobalVar(g.name), [last, self.expr(ty, inner, depth)])
+            for result, call in reversed(folded):
+                body = Let(result, call, body)
+            bodies.append(body)
+        return Match(value, patterns, bodies)
 
     def module(self) -> Module:
+        if self.features.adts:
+            self.type_defs = self.data_types()
+        self.param_fields = [(td, c, k) for td in self.type_defs.values() for c in td.ctors
+                             for k, t in enumerate(c.fields) if t in td.params]
         count = self.integer(0, self.features.max_globals)
         self.globals = [self.main_signature()]
-        self.globals += [self.global_signature(k) for k in range(1, count + 1)]
+        while len(self.globals) <= count:
+            self.globals += self.global_signatures(len(self.globals), count + 1 - len(self.globals))
         functions = {}
         for index, g in enumerate(self.globals):
             self.current = index
             self.nodes_left = self.features.max_nodes
             functions[g.name] = self.definition(g)
-        return Module(functions)
+        used = sorted(self.prelude_used | {name for used in self.prelude_used for name in PRELUDE_CALLS[used]})
+        functions.update((name, prelude_module()[name]) for name in used)
+        return Module(functions, type_defs=self.type_defs)
 
 
 # operators whose arguments ``through_unknown`` may widen: their relations decide with ``?`` what the
@@ -681,7 +1094,8 @@ def programs(features: Features | None = None, **overrides: Any) -> st.SearchStr
     @st.composite
     def program(draw: Callable[[st.SearchStrategy], Any]) -> Program:
         module = draw(generated)
-        return Program(module, "main", example_inputs(module["main"], seed=draw(st.integers(0, 2**32 - 1))))
+        args = example_inputs(module["main"], seed=draw(st.integers(0, 2**32 - 1)), type_defs=module.type_defs)
+        return Program(module, "main", args)
 
     return program()
 
@@ -698,15 +1112,23 @@ def random_programs(seed: int, features: Features | None = None, **overrides: An
     rng = np.random.default_rng(seed)
     while True:
         module = _Generator(Stream(rng.bytes(STREAM_BYTES)), chosen).module()
-        yield Program(module, "main", example_inputs(module["main"], seed=int(rng.integers(2**32))))
+        yield Program(module, "main", example_inputs(module["main"], seed=int(rng.integers(2**32)), type_defs=module.type_defs))
 
 
 def coverage(module: Module) -> collections.Counter:
-    """How often each expression class (by name) and each operator (``@name``) occurs."""
+    """How often each expression class (by name), each pattern class of a ``match`` and each
+    operator (``@name``) occurs."""
     counts: collections.Counter = collections.Counter()
     for fn in module.functions.values():
         for node in post_order(fn):
             counts[type(node).__name__] += 1
             if isinstance(node, Op):
                 counts["@" + node.name] += 1
+            elif isinstance(node, Match):
+                patterns = list(node.patterns)
+                while patterns:
+                    pattern = patterns.pop()
+                    counts[type(pattern).__name__] += 1
+                    if isinstance(pattern, (PatternCtor, PatternTuple)):
+                        patterns.extend(pattern.patterns)
     return counts

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 import scipy.special
+import relayish
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -282,6 +283,16 @@ def test_arange_defaults_and_refusals() -> None:
     for bad in ({"stop": 3, "step": 0}, {"stop": math.inf}, {"stop": 3, "start": math.nan}):
         with pytest.raises(ValueError, match="arange"):
             op("arange", **bad)
+
+
+@pytest.mark.parametrize("step", [0.875, -0.875])
+def test_arange_whose_length_overflows_is_a_type_error(step: float) -> None:
+    """(stop - start) / step past the largest float: NumPy refuses it whatever the sign, and so does the relation."""
+    with pytest.raises(ValueError):
+        np.arange(-1.0, 1.5729814930045264e308, step)
+    src = f"def @f() {{ @arange(start=-1.0, stop=1.5729814930045264e+308, step={step}) }}"
+    with pytest.raises(relayish.RelayTypeError, match="overflows"):
+        relayish.infer_types(relayish.parse(src))
 
 
 # tile and repeat ---------------------------------------------------------------------------------

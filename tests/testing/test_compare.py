@@ -7,7 +7,7 @@ import pytest
 
 import relayish
 from relayish.testing.compare import assert_same, difference
-from runtime.values import RefCell
+from runtime.values import DataValue, RefCell
 
 f32, f64, i32 = (lambda v, t=t: np.asarray(v, dtype=t) for t in (np.float32, np.float64, np.int32))
 
@@ -93,3 +93,47 @@ def test_closures_cannot_be_compared():
     assert difference((i32(0), closure), (i32(0), i32(1))) == (
         "result[1]: kind differs: actual is a function, expected an array of int32 ()"
     )
+
+
+def cons_list(*items):
+    value = DataValue("Nil")
+    for item in reversed(items):
+        value = DataValue("Cons", (item, value))
+    return value
+
+
+def test_data_values_compare_by_constructor_and_fields():
+    value = (cons_list(f32(1), f32([2, 3])), DataValue("Some", ((i32(1), DataValue("None")),)))
+    same = (cons_list(f32(1), f32([2, 3])), DataValue("Some", ((i32(1), DataValue("None")),)))
+    assert difference(value, same) is None
+    assert difference(cons_list(f32(1)), cons_list(f32(1), f32(2))) == (
+        "result.Cons[1]: constructor differs: actual is Nil of 0 fields, expected Cons of 2 fields"
+    )
+    assert difference(cons_list(f32(1), f32([2, 3])), cons_list(f32(1), f32([2, 4]))) == (
+        "result.Cons[1].Cons[0]: 1 of 2 elements differ; first at index [1]: actual 3.0, expected 4.0 (float32, rtol=1e-05, atol=0)"
+    )
+    assert difference((DataValue("Leaf", (f32(1),)),), (f32(1),)) == (
+        "result[0]: kind differs: actual is a Leaf value, expected an array of float32 ()"
+    )
+    assert difference(DataValue("Box", (f32(1),)), DataValue("Box", (f32(1), f32(2)))) == (
+        "result: constructor differs: actual is Box of 1 field, expected Box of 2 fields"
+    )
+
+
+def test_long_data_values_compare_without_recursion():
+    long = cons_list(*[i32(k) for k in range(3_000)])
+    assert difference(long, cons_list(*[i32(k) for k in range(3_000)])) is None
+    other = cons_list(*[i32(k) for k in range(2_999)], i32(0))
+    assert difference(long, other).endswith("actual 2999, expected 0 (int32, exact)")
+
+
+def test_the_evaluator_and_the_jit_give_data_values_that_compare():
+    module = relayish.parse("""
+def @main(%x: Tensor(FloatType(32), Shape(2))) -> (List[Tensor(FloatType(32), Shape(2))], Option[Tensor(IntType(32), Shape())]) {
+  (Cons(%x, Cons(%x, Nil)), Some(3))
+}
+""", prelude=True)
+    x = f32([1, 2])
+    expected = relayish.evaluate(module, "main", x)
+    assert_same(relayish.compile(module, "main", tiered=False)(x), expected)
+    assert expected[0].ctor == "Cons" and expected[1].fields[0] == 3

@@ -10,7 +10,6 @@ from relayish.cli import main
 
 BROKEN_PASS = textwrap.dedent('''
     from relayish.expr import Call, Op
-    from relayish.module import Module
     from relayish.traverse import ExprMutator
 
     class _Swap(ExprMutator):
@@ -20,7 +19,7 @@ BROKEN_PASS = textwrap.dedent('''
             return new
 
     def swap_sub(module):
-        return Module({n: _Swap().mutate(f) for n, f in module.functions.items()}, module.op_decls)
+        return module.with_functions({n: _Swap().mutate(f) for n, f in module.functions.items()})
 
     def identity(module):
         return module

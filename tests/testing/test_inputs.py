@@ -3,6 +3,8 @@ check and by whole runs, with the documented value ranges and one size per dimen
 
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -160,3 +162,103 @@ def test_unsupported_parameters_raise_value_error_naming_them(source, param):
     for make in (inputs, example_inputs):
         with pytest.raises(ValueError, match=f"{param}.*tensors of a concrete dtype and shape"):
             make(fn)
+
+
+# -- data types ---------------------------------------------------------------------------------
+
+DATA = """
+type Rose[a] { RoseA(a, List[Rose[a]]) }
+type Pair { PairA((Tensor(IntType(8), Shape(2)), Option[Tensor(BoolType, Shape())])) }
+
+def @main[n: Dim](%l: List[Tensor(FloatType(32), Shape(n, 2))], %x: Tensor(FloatType(32), Shape(n)),
+                  %t: (Tree[Tensor(FloatType(64), Shape())], Rose[List[Tensor(UIntType(8), Shape(n))]]), %p: Pair) {
+  (%l, %x, %t, %p)
+}
+"""
+
+
+def data_parts(value) -> tuple[list[np.ndarray], collections.Counter]:
+    """The arrays in ``value`` (tuples and data values), and how many constructors built each of
+    the data values in its tuples (by their path), counted by name."""
+    arrays, parts, stack = [], collections.Counter(), [(value, "")]
+    while stack:
+        v, path = stack.pop()
+        if isinstance(v, relayish.DataValue):
+            parts[path] += 1
+            parts[v.ctor] += 1
+            stack.extend((field, path) for field in v.fields)
+        elif isinstance(v, tuple):
+            stack.extend((item, f"{path}[{k}]") for k, item in enumerate(v))
+        else:
+            arrays.append(v)
+    return arrays, parts
+
+
+def data_module() -> relayish.Module:
+    return relayish.parse(DATA, prelude=True)
+
+
+def test_data_values_fit_their_types_and_stay_small():
+    """DataValues of every constructor, their tensors sized by the same dimension variables as
+    the other parameters, accepted by the evaluator's check of data values, and bounded: past
+    DATA_PARTS constructors each value is finished the shortest way."""
+    from relayish.testing.inputs import DATA_PARTS
+
+    module = data_module()
+    fn = module["main"]
+    ctors: collections.Counter = collections.Counter()
+    lengths = set()
+    for seed in range(60):
+        args = example_inputs(fn, seed=seed, type_defs=module.type_defs)
+        dims: dict = {}
+        for param, arg in zip(fn.params, args):
+            check_value(param.type_annotation, arg, dims, f"%{param.name_hint}", type_defs=module.type_defs)
+        n = args[1].shape[0]
+        arrays, parts = data_parts(args)
+        assert all(type(a) is np.ndarray for a in arrays)
+        assert all(count <= 3 * DATA_PARTS for path, count in parts.items() if path.startswith("["))
+        assert all(a.shape == (n, 2) and a.dtype == np.float32 for a in data_parts(args[0])[0])
+        ctors.update(name for name in parts if not name.startswith("["))
+        length, cell = 0, args[0]
+        while cell.ctor == "Cons":
+            length, cell = length + 1, cell.fields[1]
+        lengths.add(length)
+        assert relayish.evaluate(module, "main", *args)[1] is not None
+    assert set(ctors) == {"Cons", "Nil", "Leaf", "Node", "RoseA", "PairA", "Some", "None"}
+    assert {0, 1, 2} <= lengths and max(lengths) <= DATA_PARTS
+
+
+def test_data_values_are_deterministic_per_seed_and_drawn_by_hypothesis_too():
+    module = data_module()
+    fn = module["main"]
+    first, again = (example_inputs(fn, seed=4, type_defs=module.type_defs) for _ in range(2))
+    assert repr(first) == repr(again)
+
+    @given(inputs(fn, type_defs=module.type_defs))
+    def check(args):
+        dims: dict = {}
+        for param, arg in zip(fn.params, args):
+            check_value(param.type_annotation, arg, dims, f"%{param.name_hint}", type_defs=module.type_defs)
+
+    check()
+
+
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("def @main(%l: List[Tensor(FloatType(32), Shape())]) { 0 }", "%l.*data type List is not in type_defs"),
+        ("type Box { Box((Tensor(FloatType(32), Shape())) -> Tensor(FloatType(32), Shape())) }\n"
+         "def @main(%b: Box) { 0 }", "%b.*a constructor of a data type in it holds"),
+        ("def @main[a: Type](%o: Option[a]) { 0 }", "%o.*a is not a tensor"),
+    ],
+)
+def test_data_types_that_cannot_be_made_raise_value_error_naming_the_parameter(source, message):
+    module = relayish.parse(source, prelude=True)
+    with pytest.raises(ValueError, match=message):
+        example_inputs(module["main"], type_defs=None if "List" in source else module.type_defs)
+
+
+def test_a_data_type_without_finite_values_is_refused():
+    module = relayish.parse("type Stream { More(Tensor(FloatType(32), Shape()), Stream) }\ndef @main(%s: Stream) { 0 }")
+    with pytest.raises(ValueError, match="cannot make a value of Stream"):
+        example_inputs(module["main"], type_defs=module.type_defs)

@@ -30,8 +30,7 @@ def rewrite_calls(module: Module, fn) -> Module:
                 return fn(new)
             return new
 
-    functions = {name: Rewrite().mutate(f) for name, f in module.functions.items()}
-    return Module(functions, module.op_decls)
+    return module.with_functions({name: Rewrite().mutate(f) for name, f in module.functions.items()})
 
 
 def sub_as_add_neg(module: Module) -> Module:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import itertools
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -19,14 +20,19 @@ from hypothesis import strategies as st
 from hypothesis.statistics import collector
 
 import relayish
-from relayish.expr import EXPR_CLASSES, Ascribe, Call, Function, Grad, Op, Var
+from relayish.errors import NonExhaustiveMatch
+from relayish.expr import (
+    EXPR_CLASSES, Ascribe, Call, Construct, Function, Grad, If, IsCtor, Match, Op, PatternCtor,
+    PatternTuple, Unpack, Var,
+)  # fmt: skip
 from relayish.ops import all_ops, get_op
 from relayish.ops.generation import Indices
+from relayish.parser import prelude_module
 from relayish.testing.choices import Stream
 from relayish.testing.inputs import example_inputs
 from relayish.testing.strategies import Features, _Generator, coverage, modules, planned_call, programs, random_programs
 from relayish.traverse import post_order
-from relayish.types import FloatType, IntType, TensorType, TypeVar, has_unknown_dim
+from relayish.types import DataType, FloatType, IntType, TensorType, TypeVar, has_unknown_dim
 from runtime.values import check_value
 
 HEAVY = os.environ.get("RELAYISH_HYPOTHESIS") == "heavy"
@@ -53,21 +59,24 @@ def assert_round_trips(typed: relayish.Module) -> None:
 
 
 def test_generated_programs_type_check_evaluate_and_round_trip():
-    """The acceptance property: every generated program type-checks, evaluates without an
-    error to a value of its declared type, and round-trips through the printer and parser;
-    the generator rejects nothing (it builds well-typed programs, it does not filter)."""
+    """The acceptance property: every generated program type-checks (its matches cover every
+    value: no warning), evaluates without an error to a value of its declared type, and
+    round-trips through the printer and parser; the generator rejects nothing (it builds
+    well-typed programs, it does not filter)."""
     seen: collections.Counter = collections.Counter()
 
     @given(programs())
     def check(program):
         module = program.module
-        typed = relayish.infer_types(module)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", NonExhaustiveMatch)
+            typed = relayish.infer_types(module)
         result = relayish.evaluate(module, "main", *program.args)
         main = typed["main"]
         dims: dict = {}
         for param, arg in zip(main.params, program.args):
-            check_value(param.type_annotation, arg, dims, "argument")
-        check_value(main.ret_type, result, dims, "result of @main")  # the generator's declared type
+            check_value(param.type_annotation, arg, dims, "argument", type_defs=module.type_defs)
+        check_value(main.ret_type, result, dims, "result of @main", type_defs=module.type_defs)  # the generator's declared type
         assert_round_trips(typed)
         seen.update(coverage(module))
 
@@ -153,7 +162,8 @@ def test_zero_bytes_give_the_simplest_program():
 
 def test_symbolic_dimensions_are_bound_by_tensor_parameters():
     """Every dimension variable of a global occurs alone in a tensor parameter (not only in a
-    closure's or a reference's type), so the evaluator learns its size from the arguments."""
+    closure's, a reference's or a data type's), so the evaluator learns its size from the
+    arguments. (The Prelude's globals, called now and then, have type parameters: Type.)"""
 
     @given(modules())
     def check(module):
@@ -167,7 +177,7 @@ def test_symbolic_dimensions_are_bound_by_tensor_parameters():
                         bare |= {atom for d in ty.shape.dims for atom in d.atoms() if d == relayish.ir.Dim.atom(atom)}
                     elif isinstance(ty, relayish.ir.TupleType):
                         stack += ty.fields
-            assert set(fn.type_params) <= bare
+            assert {tv for tv in fn.type_params if tv.kind is relayish.ir.Kind.DIM} <= bare
 
     run_counting(check, 200)
 
@@ -216,7 +226,7 @@ def test_integer_division_and_powers_are_guarded():
                     expected = "where" if node.callee.name == "div" else "relu"
                     assert isinstance(guard, Call) and guard.callee.name == expected, relayish.astext(node)
                     ops_seen.append(node.callee.name)
-        relayish.evaluate(module, "main", *example_inputs(module["main"]))
+        relayish.evaluate(module, "main", *example_inputs(module["main"], type_defs=module.type_defs))
 
     run_counting(check, 200)
     assert {"div", "pow"} <= set(ops_seen)
@@ -247,3 +257,96 @@ def test_some_operator_arguments_are_seen_through_unknown_dimensions():
     assert seen >= 5
     plain = random_programs(4, Features(grad=True, unknown_dims=False))
     assert not any("?" in str(p.module) for p in itertools.islice(plain, 60))
+
+
+# -- algebraic data types -------------------------------------------------------------------------
+
+
+PRELUDE_GLOBALS = set(prelude_module().functions)
+
+
+def unchecked_unpacks(fn: Function) -> list[Unpack]:
+    """The ``Unpack[C]``s in ``fn`` of a value that neither ``C`` builds right there nor an
+    enclosing ``if Is[C](%v)`` tested (``%v`` the very variable unpacked)."""
+    tested: set[int] = set()
+    for node in post_order(fn):
+        if isinstance(node, If) and isinstance(node.cond, IsCtor) and isinstance(node.cond.value, Var):
+            tested |= {id(u) for u in post_order(node.then_branch)
+                       if isinstance(u, Unpack) and u.value is node.cond.value and u.ctor == node.cond.ctor}
+
+    def built(u: Unpack) -> bool:
+        value = u.value.expr if isinstance(u.value, Ascribe) else u.value
+        return isinstance(value, Construct) and value.ctor == u.ctor
+
+    return [u for u in post_order(fn) if isinstance(u, Unpack) and id(u) not in tested and not built(u)]
+
+
+def data_features(program) -> set[str]:
+    """What a program does with data types, in words (``unchecked unpack`` must never occur)."""
+    module = program.module
+    found = {f"type {name}" if name in ("List", "Option") else "random type" for name in module.type_defs}
+    for td in module.type_defs.values():
+        found |= {"type parameters"} if td.params else set()
+        found |= {"recursive type"} if any(td.name in relayish.astext(t) for c in td.ctors for t in c.fields) else set()
+    for name, fn in module.functions.items():
+        if name in PRELUDE_GLOBALS:
+            found.add(f"prelude @{name}")
+            continue
+        found |= {"unchecked unpack"} if unchecked_unpacks(fn) else set()
+        found |= {"build global"} if name.startswith("build") else set()
+        found |= {"fold global"} if name.startswith("fold") else set()
+        for node in post_order(fn):
+            if isinstance(node, Match):
+                patterns = list(node.patterns)
+                while patterns:
+                    p = patterns.pop()
+                    if isinstance(p, (PatternCtor, PatternTuple)):
+                        found.add("tuple pattern" if isinstance(p, PatternTuple) else "constructor pattern")
+                        found |= {"nested constructor pattern"} if any(isinstance(q, PatternCtor) for q in p.patterns) else set()
+                        patterns.extend(p.patterns)
+            elif isinstance(node, Grad) and any(isinstance(n, (Construct, Match)) for n in post_order(node.func)):
+                found.add("data inside Grad")
+    main = module["main"]
+    for param, arg in zip(main.params, program.args):
+        if isinstance(param.type_annotation, DataType):
+            assert isinstance(arg, relayish.DataValue), arg
+            found.add("@main takes a data value")
+    found |= {"@main returns a data value"} if isinstance(main.ret_type, DataType) else set()
+    return found
+
+
+def test_data_types_are_defined_built_taken_apart_and_folded():
+    """Modules define the Prelude's List and Option and random data types (with parameters,
+    recursive); programs match values with nested and tuple patterns, test and unpack them (an
+    ``Unpack`` only of a value its constructor built or ``Is`` tested), call the Prelude's globals,
+    build and fold recursive values in globals of their own, pass data values to @main and get
+    them back; and ``Grad`` differentiates code that does all this."""
+    seen: collections.Counter = collections.Counter()
+    for program in itertools.islice(random_programs(8, Features(grad=True)), 300):
+        seen.update(data_features(program))
+    assert not seen["unchecked unpack"], seen
+    expected = {
+        "type List", "type Option", "random type", "type parameters", "recursive type", "constructor pattern",
+        "nested constructor pattern", "tuple pattern", "build global", "fold global", "prelude @foldl",
+        "prelude @get_or", "@main takes a data value", "@main returns a data value", "data inside Grad",
+    }  # fmt: skip
+    rare = sorted(name for name in expected if seen[name] < 3)
+    assert not rare, f"seldom or never generated: {rare}\n{seen}"
+    assert 0.3 < sum(1 for p in itertools.islice(random_programs(8), 200) if p.module.type_defs) / 200 < 0.7
+
+
+def test_without_adts_there_are_no_data_types():
+    for program in itertools.islice(random_programs(9, Features(adts=False)), 100):
+        assert not program.module.type_defs
+        assert not {"Construct", "IsCtor", "Unpack", "Match"} & set(coverage(program.module))
+
+
+def test_coverage_counts_patterns():
+    module = relayish.parse("""
+def @main(%l: List[Tensor(FloatType(32), Shape())]) -> Tensor(FloatType(32), Shape()) {
+  match (%l, 1.0) { (Cons(%h, Cons(_, _)), %x) => %h + %x, _ => 0.0 }
+}
+""", prelude=True)
+    counts = coverage(module.with_functions({"main": module["main"]}))
+    assert (counts["Match"], counts["PatternTuple"], counts["PatternCtor"], counts["PatternVar"], counts["PatternWildcard"]) \
+        == (1, 1, 2, 2, 3)

@@ -1,0 +1,127 @@
+"""Checking algebraic data types: constructors, Is/Unpack and match against hand-computed types,
+kind errors of data types, clear errors, and warnings for matches with missing cases (each naming
+a value no clause matches)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import relayish
+from relayish.errors import NonExhaustiveMatch
+from relayish.ir import FloatType, Function, Module, Shape, TensorType, TypeVar, Var
+from relayish.module import CtorDef, TypeDef
+from relayish.types import DataType
+from typecheck.inference import declared_type
+
+F = "Tensor(FloatType(32), Shape())"
+F32 = TensorType(FloatType(32), Shape())
+
+
+def checked(src: str) -> relayish.Module:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NonExhaustiveMatch)
+        return relayish.infer_types(relayish.parse(src, prelude=True))
+
+
+def type_of(src: str, name: str = "f") -> str:
+    return relayish.astext(declared_type(checked(src)[name]))
+
+
+def missing_cases(src: str) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        relayish.infer_types(relayish.parse(src, prelude=True))
+    return [str(w.message) for w in caught if issubclass(w.category, NonExhaustiveMatch)]
+
+
+def test_constructors_instantiate_their_type_parameters() -> None:
+    assert type_of(f"def @f(%x: {F}) {{ Cons(%x, Nil) }}") == f"({F}) -> List[{F}]"
+    assert type_of(f"def @f(%x: {F}) {{ Some((%x, Cons(%x, Nil))) }}") == f"({F}) -> Option[({F}, List[{F}])]"
+    assert type_of(f"def @f(%x: {F}) {{ Node(Leaf(%x), Leaf(%x * %x)) }}") == f"({F}) -> Tree[{F}]"
+
+
+def test_is_and_unpack_have_bool_and_field_types() -> None:
+    assert type_of(f"def @f(%l: List[{F}]) {{ Is[Cons](%l) }}") == \
+        f"(List[{F}]) -> Tensor(BoolType, Shape())"
+    assert type_of(f"def @f(%l: List[{F}]) {{ Unpack[Cons](%l) }}") == f"(List[{F}]) -> ({F}, List[{F}])"
+
+
+def test_match_binds_pattern_variables_with_field_types() -> None:
+    src = f"""
+def @f(%p: (List[{F}], Option[{F}])) {{
+  match %p {{
+    (Cons(%h, _), Some(%y)) => %h + %y,
+    (Cons(%h, %t), None) => %h,
+    (Nil, _) => 0f32,
+  }}
+}}"""
+    assert type_of(src) == f"((List[{F}], Option[{F}])) -> {F}"
+
+
+def test_polymorphic_prelude_functions_instantiate() -> None:
+    src = f"""
+def @f(%l: List[{F}]) {{ @map(fn (%x: {F}) {{ (%x, %x > 0f32) }}, %l) }}"""
+    assert type_of(src) == f"(List[{F}]) -> List[({F}, Tensor(BoolType, Shape()))]"
+    assert type_of(f"def @f(%l: List[{F}]) {{ @length(%l) }}") == f"(List[{F}]) -> Tensor(IntType(32), Shape())"
+
+
+@pytest.mark.parametrize("body, message", [
+    ("Cons(%x)", "Cons takes 2 fields, not 1"),
+    ("Cons(%x, Cons(1, Nil))", "field 2 of Cons"),
+    ("Is[Some](%x)", "the operand of IsCtor"),
+    ("match Cons(%x, Nil) { Some(%y) => %y, _ => %x }", "the pattern Some"),
+    ("match Cons(%x, Nil) { Cons(%h, %t) => %h, Nil => 1 }", "clause 2 of the match"),
+    ("match (%x, %x) { (%a, %b, %c) => %a }", "a tuple pattern of 3 fields"),
+])
+def test_type_errors_point_at_the_construct(body: str, message: str) -> None:
+    src = f"def @f(%x: {F}) {{\n  {body}\n}}"
+    with pytest.raises(relayish.RelayTypeError, match=message) as info:
+        checked(src)
+    assert info.value.span is not None and info.value.span.line == 2
+
+
+def test_unknown_constructor_and_kind_errors() -> None:
+    a = TypeVar("a")
+    pair = TypeDef("Pair", [a], [CtorDef("MkPair", [a, a])])
+    x = Var("x", DataType("Pair", []))
+    with pytest.raises(relayish.KindError, match="Pair takes 1 type argument, not 0"):
+        relayish.infer_types(Module({"f": Function([x], x)}, type_defs={"Pair": pair}))
+    y = Var("y", DataType("Missing", [F32]))
+    with pytest.raises(relayish.KindError, match="unknown data type Missing"):
+        relayish.infer_types(Module({"f": Function([y], y)}, type_defs={"Pair": pair}))
+    bad = TypeDef("Bad", [], [CtorDef("MkBad", [DataType("Pair", [F32, F32])])])
+    with pytest.raises(relayish.KindError, match="field 0 of constructor MkBad of type Bad: .*Pair takes 1 type argument, not 2"):
+        relayish.infer_types(Module({}, type_defs={"Bad": bad, "Pair": pair}))
+    with pytest.raises(ValueError, match="kind Type"):
+        TypeDef("Vec", [TypeVar("n", relayish.ir.Kind.DIM)], [CtorDef("MkVec", [])])
+
+
+def test_missing_cases_are_warned_with_a_value_no_clause_matches() -> None:
+    assert missing_cases(f"def @f(%l: List[{F}]) {{\n  match %l {{ Cons(%h, _) => %h }} }}") == \
+        ["<string>:2:3: this match has no clause for Nil"]
+    (nested,) = missing_cases(f"def @f(%l: List[{F}]) {{ match %l {{ Cons(%h, Nil) => %h, Nil => 0f32 }} }}")
+    assert nested.endswith("no clause for Cons(_, Cons(_, _))")
+    (pair,) = missing_cases(f"def @f(%p: (Option[{F}], Option[{F}])) {{ match %p {{ (Some(%a), _) => %a, (_, Some(%b)) => %b }} }}")
+    assert pair.endswith("no clause for (None, None)")
+    complete = f"def @f(%l: List[{F}]) {{ match %l {{ Cons(%h, Nil) => %h, Cons(_, Cons(%h, _)) => %h, Nil => 0f32 }} }}"
+    assert missing_cases(complete) == []
+    assert missing_cases(f"def @f(%x: {F}) {{ match %x {{ %y => %y }} }}") == []
+
+
+def test_a_value_no_clause_matches_is_a_run_time_error_in_both_backends() -> None:
+    src = f"def @f(%l: List[{F}], %x: {F}) -> {F} {{\n  match %l {{ Cons(%h, _) => %h + %x }}\n}}"
+    nil = relayish.DataValue("Nil")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonExhaustiveMatch)
+        module = relayish.parse(src, prelude=True)
+        with pytest.raises(relayish.RelayRuntimeError, match="Nil") as info:
+            relayish.evaluate(module, "f", nil, np.float32(1))
+        assert info.value.span.line == 2
+        compiled = relayish.compile(module, "f", tiered=False)
+        with pytest.raises(relayish.RelayRuntimeError, match="Nil") as info:
+            compiled(nil, np.float32(1))
+        assert info.value.span.line == 2
+        assert compiled(relayish.DataValue("Cons", (np.float32(2), nil)), np.float32(1)) == 3
