@@ -23,8 +23,6 @@ from relayish.types import (
     TypeVar, UIntType,
 )  # fmt: skip
 
-from .data import Applied, Data
-
 
 @attrs.frozen
 class DType:
@@ -86,11 +84,20 @@ class Tensor:
         return TensorSpec(dtype, shape)
 
 
+class DataAnnotation:
+    """A data type in an annotation (``Tree``, ``List[Tensor[Float, 3]]``): what ``to_type`` asks
+    of one. frontend.data defines them (data types build on annotations, not the reverse)."""
+
+    def applied(self) -> tuple[Any, tuple[Any, ...]]:
+        """The data type (with ``name``, ``params`` and ``origin``: its Data) and its type arguments."""
+        raise NotImplementedError
+
+
 class AnnotationError(Exception):
     """An annotation that is not a relayish type (the caller adds the source position)."""
 
 
-def to_type(annotation: Any, dims: dict[str, TypeVar], found: dict[str, Data] | None = None,
+def to_type(annotation: Any, dims: dict[str, TypeVar], found: dict[str, Any] | None = None,
             resolve: Callable[[str], Any] | None = None) -> Type:
     """The relayish type an annotation denotes; ``dims`` maps Dim names to the function's
     dimension variables (new names are added), ``found`` receives the data types it names (two
@@ -107,8 +114,8 @@ def to_type(annotation: Any, dims: dict[str, TypeVar], found: dict[str, Data] | 
     if isinstance(annotation, TensorSpec):
         shape = [dims.setdefault(d.name, TypeVar(d.name, Kind.DIM)) if isinstance(d, Dim) else d for d in annotation.shape]
         return TensorType(annotation.dtype.base, Shape(*shape))
-    if isinstance(annotation, (Data, Applied)):
-        data, args = (annotation, ()) if isinstance(annotation, Data) else (annotation.data, annotation.args)
+    if isinstance(annotation, DataAnnotation):
+        data, args = annotation.applied()
         if len(args) != len(data.params):
             raise AnnotationError(f"the data type {data.name} takes {len(data.params)} type argument"
                                   f"{'s' * (len(data.params) != 1)}: write {data.name}[{', '.join(data.params)}] with "

@@ -23,9 +23,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from relayish.errors import FrontendError, Span
 from relayish.module import CtorDef, Module, TypeDef, check_data_name
 from relayish.names import NOT_DATA_NAMES
+from relayish.printer import astext
 from relayish.types import Kind, Type, TypeVar
 from runtime.values import DataValue
 
+from .annotations import AnnotationError, DataAnnotation, DType, TensorSpec, to_type
 from .subset import did_you_mean
 
 
@@ -96,7 +98,7 @@ class _Text(str):
     """Punctuation on the stack of ``Constructed.__repr__`` (a field may be a plain ``str``)."""
 
 
-class Data:
+class Data(DataAnnotation):
     """A data type for Python code: an annotation (``Tree``, ``List[Tensor[Float, 3]]``) and
     its constructor classes (``Tree.Leaf``, also ``Tree.constructors``). Its IR definition is
     made at the first use (``definition()``), so that its fields may name types defined later."""
@@ -122,6 +124,9 @@ class Data:
 
     def __repr__(self) -> str:
         return f"{self.name}[{', '.join(self.params)}]" if self.params else self.name
+
+    def applied(self) -> tuple[Data, tuple[Any, ...]]:
+        return self, ()
 
     def __getattr__(self, name: str) -> ConstructorType:
         constructors = self.__dict__.get("constructors", ())  # not self.constructors: it may not be set yet
@@ -154,8 +159,6 @@ class Data:
         """The IR definition, made once: field types as ``to_type`` reads annotations, strings
         evaluated where ``data`` was called."""
         if self._definition is None:
-            from .annotations import AnnotationError, to_type  # annotations reads Data: imported here
-
             params = {p: TypeVar(p, Kind.TYPE) for p in self.params}
             found: dict[str, Data] = {}
             ctors = []
@@ -189,8 +192,6 @@ class Data:
         self._references = {n: d for n, d in references.items() if d is not self}
 
     def _resolver(self, params: dict[str, TypeVar]) -> Callable[[str], Any]:
-        from .annotations import AnnotationError
-
         def resolve(text: str) -> Any:
             if self._scope is None:
                 raise AnnotationError(f"{text!r}: write the type itself, not a string")
@@ -209,11 +210,14 @@ class Data:
         return cls._registry.get(id(definition))
 
 
-class Applied:
+class Applied(DataAnnotation):
     """``List[Tensor[Float, 3]]``: a data type with its type arguments, as an annotation."""
 
     def __init__(self, data: Data, args: tuple[Any, ...]):
         self.data, self.args = data, args
+
+    def applied(self) -> tuple[Data, tuple[Any, ...]]:
+        return self.data, self.args
 
     def __repr__(self) -> str:
         return f"{self.data.name}[{', '.join(written(a) for a in self.args)}]"
@@ -241,6 +245,8 @@ def data(name: str, /, *, params: Sequence[str] = (), **constructors: Sequence[A
                         f"Node=[{name!r}, {name!r}])")
     for ctor, fields in constructors.items():
         _check_name(ctor, "constructor")
+        if hasattr(Data, ctor):  # Tree.definition is the method: a constructor of that name would be hidden
+            raise TypeError(f"{ctor!r} cannot name a constructor: data types have an attribute of that name")
         if isinstance(fields, (str, bytes)) or not isinstance(fields, (list, tuple)):
             raise TypeError(f"data({name!r}, {ctor}=...): give the list of the fields' types, e.g. {ctor}=[Float, "
                             f"{name!r}] ({ctor}=[] for none)")
@@ -274,7 +280,6 @@ def _constructor_class(owner: Data, ctor: str, python_name: str, arity: int) -> 
 
 def written(spec: Any) -> str:
     """A field type or type argument as the user wrote it: ``Tensor[Float, (4,)]``, ``List[a]``."""
-    from .annotations import DType, TensorSpec
     if isinstance(spec, str):
         return spec
     if isinstance(spec, TensorSpec):
@@ -283,7 +288,6 @@ def written(spec: Any) -> str:
     if isinstance(spec, (DType, Data, Applied)):
         return repr(spec)
     if isinstance(spec, Type):
-        from relayish.printer import astext
         return astext(spec)
     return getattr(spec, "__name__", repr(spec))
 

@@ -170,7 +170,8 @@ class Lowering:
         self.define(pyname, params, self_ref, em)
         em.depth += 1
         loops = any(self.is_self_call(e, self_ref) for e in tail_positions(fn.body))
-        saved_owed, self.owed = self.owed, {}
+        # the checks around the enclosing function's tail are its own: a function defined there returns its own value
+        saved_owed, saved_checks, self.owed, self.return_checks = self.owed, self.return_checks, {}, []
         if loops:  # a checked ascription around a call of itself checks what the loop finally returns
             for ascription in checked_around(fn.body, lambda c: self.is_self_call(c, self_ref), self.checked):
                 self.owed[id(ascription)] = (ascription, self.fresh("owed"))
@@ -185,7 +186,7 @@ class Lowering:
         self.bind_dims(fn, params, em)  # in the loop: a tail call may instantiate other sizes
         self.tail(fn.body, em, self_ref if loops else None, params)
         self.made.pop()
-        self.owed = saved_owed
+        self.owed, self.return_checks = saved_owed, saved_checks
         self.in_loop = saved[0]
         del self.dim_names[saved[1]:]
         em.depth -= 2 if loops else 1

@@ -84,7 +84,7 @@ class Features:
     larger and slower to run; ``relayish difftest`` turns it on). ``unknown_dims`` ascribes some
     operator arguments a type with ``?`` dimensions (``(Tensor(.., Shape(?, 3))) %x``) and the call
     its known type again, so relations, run-time checks, the optimizer and gradients meet ``?``.
-    ``adts`` defines a few data types in half the modules (the Prelude's List and Option, and random
+    ``adts`` defines a few data types in a third of the modules (the Prelude's List and Option, and random
     ones: with type parameters, recursive, with fields of tensors, tuples and other data types) and
     builds values of them, matches them, tests and unpacks them, calls Prelude globals on them and
     folds them in recursive globals; ``@main`` takes and returns data values now and then.
@@ -536,10 +536,11 @@ class _Generator(Chooser):
 
     # data types ------------------------------------------------------------------------------
     def data_types(self) -> dict[str, TypeDef]:
-        """The module's data types, in half the modules (they make programs larger): the Prelude's
-        List and Option now and then, and up to two of ``type_def``'s (each may hold those before it)."""
+        """The module's data types, in a third of the modules (their programs are larger, and
+        compile more kernels): the Prelude's List and Option now and then, and up to two of
+        ``type_def``'s (each may hold those before it)."""
         found: list[TypeDef] = []
-        if not self.flag():
+        if not self.flag(3):
             return {}
         for name, one_in in (("List", 2), ("Option", 3)):
             if self.flag(one_in):

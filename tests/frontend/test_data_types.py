@@ -130,6 +130,7 @@ def test_a_field_type_string_is_read_where_data_was_called():
     (lambda: relayish.data("T", params=["a", "a"], Mk=[]), "named twice"),
     (lambda: relayish.data("match", Mk=[]), "'match' cannot name a data type: it is a word of the text format"),
     (lambda: relayish.data("T", Tensor=[]), "'Tensor' cannot name a constructor"),
+    (lambda: relayish.data("T", definition=[]), "'definition' cannot name a constructor: data types have an attribute"),
     (lambda: relayish.data("T", params=["2x"], Mk=[]), "'2x' cannot name a type parameter: it is not an identifier"),
 ])  # fmt: skip
 def test_declaration_mistakes_are_type_errors_at_once(call, phrase):

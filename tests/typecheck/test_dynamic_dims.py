@@ -275,3 +275,17 @@ def @down(%i: {I}, %a: {T('?', 3)}) -> {T('?', 3)} {{
     np.testing.assert_array_equal(both(module, "down", np.int32(2), np.ones((1, 3))), np.ones((2, 3)))
     with pytest.raises(relayish.RelayRuntimeError, match=r"d.rly:3:\d+: expected .*Shape\(2, 3\).*dimension 0 must be 2"):
         both(module, "down", np.int32(2), np.ones((3, 3)))
+
+
+def test_a_function_defined_in_a_checked_tail_returns_its_own_value() -> None:
+    """The check of @main's result (its body has ?) belongs to @main: a closure built inside that tail
+    (here Grad's expansion) returns its own value unchecked (found by generated programs)."""
+    src = f"""def @main(%x: {F}) -> {T(2)} {{
+  ({T('?')}) tensor(FloatType(64), Shape(2), [-0.25, 2.0]) + Grad(fn (%f: {F}) {{ %x * %f }})(%x)[0]
+}}"""
+    module = relayish.parse(src)
+    expected = np.array([-0.25, 2.0]) + 0.81
+    for opt_level in (0, 3):
+        np.testing.assert_allclose(relayish.compile(module, "main", opt_level=opt_level, tiered=False)(np.float64(0.9)),
+                                   expected, rtol=1e-12)
+    np.testing.assert_allclose(relayish.evaluate(module, "main", np.float64(0.9)), expected, rtol=1e-12)
