@@ -94,7 +94,7 @@ class _FiniteConstants(ExprMutator):
 
 def with_finite_constants(module: relayish.Module) -> relayish.Module:
     """``module`` with NaN and infinite constants replaced (NaN by 0.5, +-inf by +-2)."""
-    return relayish.Module({name: _FiniteConstants().mutate(fn) for name, fn in module.functions.items()}, module.op_decls)
+    return module.with_functions({name: _FiniteConstants().mutate(fn) for name, fn in module.functions.items()})
 
 
 def usable_value(value: Any) -> bool:
