@@ -15,7 +15,7 @@ from relayish.module import Module
 from relayish.testing.ir_strategies import exprs, modules
 from relayish.traverse import ExprMutator, post_order
 from relayish.types import (
-    BaseType, FloatType, ForallType, FuncType, Kind, RefType, Shape, TensorType, TupleType, Type, TypeVar,
+    DataType, BaseType, FloatType, ForallType, FuncType, Kind, RefType, Shape, TensorType, TupleType, Type, TypeVar,
 )  # fmt: skip
 
 F32 = FloatType(32)
@@ -174,6 +174,8 @@ class Renamer(ExprMutator):
             return FuncType([self.type(p) for p in t.params], self.type(t.ret))
         if isinstance(t, RefType):
             return RefType(self.type(t.value))
+        if isinstance(t, DataType):
+            return DataType(t.name, [self.type(a) for a in t.args])
         assert isinstance(t, ForallType)
         return ForallType([self.tvar(p) for p in t.params], self.type(t.body))
 
@@ -191,6 +193,7 @@ class Renamer(ExprMutator):
         return Module(
             {name: self.mutate(fn) for name, fn in m.functions.items()},
             {name: self.type(t) for name, t in m.op_decls.items()},
+            m.type_defs,
         )
 
 
