@@ -56,7 +56,7 @@ def test_generated_modules_with_grad_type_check_and_evaluate(module):
     text = relayish.astext(expanded)
     back = relayish.infer_types(relayish.parse(text))
     assert relayish.alpha_equal(back, expanded) and relayish.astext(back) == text
-    relayish.evaluate(module, "main", *example_inputs(module["main"], seed=0))
+    relayish.evaluate(module, "main", *example_inputs(module["main"], seed=0, type_defs=module.type_defs))
 
 
 # -- 2. the generator, smooth and in float64, against finite differences ----------------------------
@@ -109,7 +109,7 @@ SMOOTH_MODULES = modules(grad=True, dtypes=(ir.FloatType(64),), ops=SMOOTH_OPS, 
 def test_generated_smooth_modules_grad_matches_finite_differences(module):
     module = with_loss(with_finite_constants(module))
     relayish.infer_types(module)
-    args = example_inputs(module["main"], seed=0)
+    args = example_inputs(module["main"], seed=0, type_defs=module.type_defs)
     assume(usable_value(relayish.evaluate(module, "loss", *args)))
     check_grad(module, args, name="loss", **GRAD_CHECK)
 
