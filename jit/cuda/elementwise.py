@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from relayish.ops.element import translate
 from relayish.ops.registry import lookup_op
 
@@ -192,12 +194,31 @@ def generate_element(op: str, attrs: dict, args: Sequence[ArgType]) -> str:
 
 @generator("cast", target="cuda")
 def generate_cast(attrs: dict, args: Sequence[ArgType]) -> str:
-    return _single(args, [], _converted(attrs["dtype"].to_numpy().name))
+    return _single(args, [], _converted(args[0].dtype, attrs["dtype"].to_numpy().name))
 
 
-def _converted(dtype: str) -> str:
-    """``a`` converted as NumPy casts: to bool is ``!= 0``; integers wrap (C's truncating conversion)."""
-    return "a != 0" if dtype == "bool" else f"np.{dtype}(a)"
+def _converted(source: str, target: str) -> str:
+    """``a`` converted as NumPy's x86-64 cast loops convert it, the CPU kernels' rule (jit/kernels/elementwise.py):
+    to bool is ``!= 0``, integers wrap, and floats go to narrow integers through int32 and to uint32/uint64 by the
+    compilers' unsigned scheme. Where C leaves a float's conversion undefined (NaN, out of range) x86 gives the
+    lowest integer but a GPU saturates (-1.06 to uint8 was 0, not NumPy's 255), so the range test is written out."""
+    if target == "bool":
+        return "a != 0"
+    if np.dtype(source).kind != "f" or np.dtype(target).kind not in "iu":
+        return f"np.{target}(a)"
+    if target in ("uint32", "uint64"):
+        signed, top = ("int32", 2 ** 31) if target == "uint32" else ("int64", 2 ** 63)
+        high = _truncated(f"(a - np.{source}({top}.0))", signed, source)
+        return (f"(np.{target}({high}) ^ np.{target}({top})) if a >= np.{source}({top}.0) "
+                f"else np.{target}({_truncated('a', signed, source)})")
+    return f"np.{target}({_truncated('a', 'int64' if target == 'int64' else 'int32', source)})"
+
+
+def _truncated(value: str, signed: str, source: str) -> str:
+    """x86's truncating conversion of a float to int32 or int64: NaN and values out of range give the lowest."""
+    top = 2 ** (31 if signed == "int32" else 63)
+    return (f"(np.{signed}({value}) if {value} >= np.{source}(-{top}.0) and {value} < np.{source}({top}.0) "
+            f"else np.{signed}(-{top - 1} - 1))")
 
 
 @generator("cast_like", target="cuda")
@@ -205,5 +226,5 @@ def generate_cast_like(attrs: dict, args: Sequence[ArgType]) -> str:
     """Only the first argument's values matter (the second gives the dtype)."""
     out_rank = args[0].rank
     body = element_body("body", args, out_rank, [f"a = {read(0, args[0], [f'o{k}' for k in range(out_rank)])}"],
-                        _converted(args[1].dtype))
+                        _converted(args[0].dtype, args[1].dtype))
     return kernel_module([body], ["body"])
