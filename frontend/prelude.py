@@ -1,4 +1,4 @@
-"""The Prelude (relayish/prelude.py) for Python code: its data types as ``Data`` objects and its
+"""The Prelude (relayish/prelude_text.py) for Python code: its data types as ``Data`` objects and its
 functions as ``relay.map``, ``relay.foldl``, ...
 
 ``List``, ``Option`` and ``Tree`` and their constructors (``Cons``, ``Nil``, ``Some``, ``Nothing``,

@@ -14,7 +14,7 @@ from relayish.ops.registry import all_ops
 LAYERS = {"conv2d": "num_filter", "linear": "num_hidden"}  # layer kind -> the keyword that marks it
 ALIASES = {"max_pool": "max_pool2d", "avg_pool": "avg_pool2d", "flatten_layer": "flatten"}
 PRELUDE_FUNCTIONS = ("map", "foldl", "foldr", "length", "nth", "rev", "append", "zip", "get_or", "tree_map",
-                     "tree_fold")  # the Prelude's globals (relayish/prelude.py), called as relay.<name>
+                     "tree_fold")  # the Prelude's globals (relayish/prelude_text.py), called as relay.<name>
 BINOPS = {ast.Add: ("add", operator.add), ast.Sub: ("sub", operator.sub), ast.Mult: ("mul", operator.mul),
           ast.Div: ("div", operator.truediv), ast.FloorDiv: ("floor_divide", operator.floordiv),
           ast.Mod: ("floor_mod", operator.mod), ast.Pow: ("pow", operator.pow), ast.MatMult: ("matmul", None)}

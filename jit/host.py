@@ -1,6 +1,7 @@
 """Where the CPU target keeps tensors: NumPy arrays (``HostRuntime``). The lowered program
-calls its runtime for constants and for ``Zero`` (jit/lower.py, ``target_runtime``); the CUDA
-target's ``DeviceRuntime`` (jit/cuda/runtime.py) keeps them on the device instead.
+calls its runtime for constants, for ``Zero`` and for ``dyn_reshape`` (jit/lower.py,
+``target_runtime``); the CUDA target's ``DeviceRuntime`` (jit/cuda/runtime.py) keeps them on the
+device instead.
 
 A module of its own so that the CUDA target extends it without importing the lowering, which
 imports the CUDA target's runtime when it is the target.
@@ -13,8 +14,10 @@ from typing import Any
 import numpy as np
 
 from relayish.dims import Dim
-from relayish.errors import RelayRuntimeError
+from relayish.errors import RelayRuntimeError, Span
+from relayish.ops.shape import dyn_shape
 from relayish.types import TensorType, TupleType, Type, TypeVar
+from runtime.operators import op_failure
 
 
 def zero_shape(ty: TensorType, dims: list[TypeVar], values: tuple) -> tuple[int, ...]:
@@ -47,3 +50,25 @@ class HostRuntime:
     @staticmethod
     def allocate_zeros(shape: tuple[int, ...], dtype: np.dtype) -> Any:
         return np.zeros(shape, dtype)
+
+    def dyn_reshape(self, data: Any, newshape: Any, span: Span | None, global_name: str) -> Any:
+        """``dyn_reshape``, which no kernel computes: its result's shape is in newshape's values,
+        resolved on the host as the reference resolves them (``relayish.ops.shape.dyn_shape``),
+        then data seen in that shape; bad values are the evaluator's error at the call."""
+        try:
+            shape = dyn_shape(self.on_host(newshape), data)
+        except ValueError as err:
+            raise op_failure("dyn_reshape", global_name, err, span) from None
+        return self.reshaped(data, shape)
+
+    @staticmethod
+    def on_host(value: Any) -> np.ndarray:
+        """A tensor's values where Python reads them."""
+        return value
+
+    @staticmethod
+    def reshaped(value: Any, shape: tuple[int, ...]) -> Any:
+        """``value`` in ``shape`` (as many elements): NumPy's reshape, a view of C-contiguous data
+        (values are immutable, and in-place updates take only arrays that own their memory); a
+        rank-0 result is a NumPy scalar, as rank-0 values are in compiled code."""
+        return np.reshape(value, shape)[()]

@@ -81,6 +81,7 @@ class Lowering:
         self.budget = budget
         self.max_tensor_bytes = max_tensor_bytes()
         self.namespace: dict[str, Any] = {"_unit": (), "_zeros": self.runtime.zeros, "_asarray": np.asarray,
+                                          "_dyn_reshape": self.runtime.dyn_reshape,
                                           "_accumulate_into": accumulate_into, "_take_at": take_at,
                                           "_in_python": in_python, "_check_tensor": check_tensor, "_count_call": budget,
                                           "_check_shapes": check_shapes, "_check_ascribed": check_ascribed, "_run_op": run_op,
@@ -555,6 +556,8 @@ class Lowering:
         if any(has_unknown_dim(t) for t in types):  # sizes the checker could not check: checked here
             em.line(f"_check_shapes({self.constant(op, 'op')}, [{', '.join(args)}], {self.constant(e.attrs, 'attrs')}, "
                     f"{self.constant(e.span, 'span')}, {self.current!r})")
+        if op.name == "dyn_reshape":
+            return f"_dyn_reshape({', '.join(args)}, {self.constant(e.span, 'span')}, {self.current!r})"
         if op.name in HOST_OPS:
             return f"{self.constant(functools.partial(op.compute, **attrs), op.name)}({', '.join(args)})[()]"
         try:
@@ -638,9 +641,10 @@ def in_python(fn: Any, *args: Any) -> Any:
     program's entry skips the guard when it is native (jit/compile.py)."""
     with python_guard(True):
         return fn(*args)
-# Operators computed on the host from their arguments' shapes alone, by their reference semantics
-# (a NumPy or device array's shape is on the host): no kernel on any target.
-HOST_OPS = frozenset({"ndarray_size"})
+# Operators computed on the host, with no kernel on any target: ndarray_size from its argument's shape
+# alone, by its reference semantics (a NumPy or device array's shape is on the host); dyn_reshape by the
+# target's runtime, which reads newshape's values and reshapes the data (a view) without moving it.
+HOST_OPS = frozenset({"ndarray_size", "dyn_reshape"})
 
 
 def view_expression(name: str, attrs: dict, nodes: list[Expr], args: list[str], types: list[Type]) -> str | None:

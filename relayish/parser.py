@@ -32,7 +32,7 @@ from .module import CtorDef, Module, RelationDecl, TypeDef
 from .names import NOT_DATA_NAMES
 from .ops.registry import is_user_op, lookup_op
 from .ops.user import RELATIONS
-from .prelude import PRELUDE_TEXT
+from .prelude_text import PRELUDE_TEXT
 from .printer import BINARY_OPS, DTYPE_SUFFIX
 from .traverse import trampoline
 from .types import (
@@ -1136,7 +1136,7 @@ def parse(text: str, filename: str = "<string>", *, base: Module | None = None, 
 
 @functools.cache
 def prelude_module() -> Module:
-    """The Prelude (relayish/prelude.py) as a module, read once (modules are immutable)."""
+    """The Prelude (relayish/prelude_text.py) as a module, read once (modules are immutable)."""
     return parse(PRELUDE_TEXT, "<prelude>")
 
 

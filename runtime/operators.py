@@ -38,13 +38,19 @@ def run_op(op: OpDef | None, name: str, args: list[Any], attrs: Any, span: Span 
     try:
         result = op.compute(*args, **op.full_attrs(attrs))  # operators silence float warnings themselves
     except (ZeroDivisionError, IndexError, ValueError, TypeError, FloatingPointError, OverflowError) as err:
-        raise RelayRuntimeError(f"@{name} failed in @{global_name}: {err}", span) from None
+        raise op_failure(name, global_name, err, span) from None
     except MemoryError:  # working memory (conv2d's window copy), not the result: that was checked above
         raise RelayRuntimeError(f"@{name} ran out of memory in @{global_name}: its working memory does not fit, "
                                 f"though its result does (arguments {_shapes(args)})", span) from None
     if is_user_op(name):  # code of the user's: what it returns must be what its relation says
         result = _checked_result(name, result, results, span, global_name)
     return result
+
+
+def op_failure(name: str, global_name: str, err: Exception, span: Span | None) -> RelayRuntimeError:
+    """The error an operator's failure is at its call: the evaluator's (``run_op``), and the JIT's
+    where the host computes an operator (``dyn_reshape``), so both say the same."""
+    return RelayRuntimeError(f"@{name} failed in @{global_name}: {err}", span)
 
 
 def _checked_result(name: str, result: Any, expected: list[tuple[tuple[int, ...], np.dtype, int]], span: Span | None,

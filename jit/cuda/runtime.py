@@ -38,7 +38,7 @@ def _clear(flat: Any) -> None:
 
 
 class DeviceRuntime(HostRuntime):
-    """Constants and ``Zero`` on the device."""
+    """Constants, ``Zero`` and ``dyn_reshape``'s views on the device."""
 
     @staticmethod
     def constant(value: np.ndarray) -> Any:
@@ -52,6 +52,19 @@ class DeviceRuntime(HostRuntime):
             threads = min(count, THREADS)
             _clear[(count + threads - 1) // threads, threads](array.reshape(count))
         return array
+
+    @staticmethod
+    def on_host(value: Any) -> np.ndarray:
+        return to_host(value)
+
+    @staticmethod
+    def reshaped(value: Any, shape: tuple[int, ...]) -> Any:
+        """A device array viewed in ``shape`` (device arrays are C-contiguous: arguments are copied
+        so, kernels make new ones), or moved across when the rank-0 side, a scalar, is on the host."""
+        on_device = hasattr(value, "copy_to_host")
+        if not shape:
+            return to_host(value).reshape(())[()] if on_device else value
+        return value.reshape(shape) if on_device else to_device(np.reshape(value, shape))
 
 
 def available() -> bool:

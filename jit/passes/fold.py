@@ -4,7 +4,8 @@
   computes (``runtime.operators.run_op``, the reference semantics), when the result has at
   most ``MAX_FOLDED_ELEMENTS`` elements (larger constants would bloat the program), written
   as a ``full`` when its elements are all one value (and a ``full`` is not folded); a call
-  that raises is left alone, so the error still happens when the program runs;
+  that raises is left alone, so the error still happens when the program runs, and so is one
+  whose type has ``?`` (``dyn_reshape``), whose sizes its type does not know;
 - ``if`` on a constant condition becomes the branch taken;
 - a projection of a tuple literal becomes the field when the other fields can be dropped
   (``util.removable_nodes``), and a projection of a variable bound to a tuple literal whose
@@ -20,11 +21,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from relayish.errors import RelayRuntimeError
+from relayish.errors import RelayError, RelayRuntimeError
 from relayish.expr import Call, Constant, Expr, GlobalVar, If, Let, Op, Proj, Tuple, Var
 from relayish.module import Module
-from relayish.ops.registry import lookup_op
-from relayish.types import BaseType
+from relayish.ops.registry import OpDef, lookup_op
+from relayish.types import BaseType, Shape, TensorType, has_unknown_dim
 from runtime.operators import run_op
 
 from .util import ScopedRewriter, is_removable
@@ -92,7 +93,7 @@ class _Fold(ScopedRewriter):
         if not (isinstance(e.callee, Op) and all(isinstance(a, Constant) for a in args)):
             return None
         op = lookup_op(e.callee.name)
-        if op is None:
+        if op is None or self.less_precise(op, e, args):
             return None
         try:
             value = run_op(op, e.callee.name, [a.value for a in args], e.attrs, e.span, self.global_name)
@@ -103,6 +104,18 @@ class _Fold(ScopedRewriter):
         if value.size > MAX_FOLDED_ELEMENTS:
             return None
         return Constant(value, span=e.span)
+
+    @staticmethod
+    def less_precise(op: OpDef, e: Call, args: list[Constant]) -> bool:
+        """Whether the call's type has ``?`` though its arguments are constants (dyn_reshape: the
+        sizes are in newshape's values): its constant would make the program's types more precise
+        than those it was checked with, and an ascription that checks the value when the program
+        runs would become a type error (or one that a relation refuses: left to fail when it runs)."""
+        types = [TensorType(a.dtype, Shape(*a.value.shape)) for a in args]
+        try:
+            return has_unknown_dim(op.type_relation(types, op.full_attrs(e.attrs)))
+        except (RelayError, TypeError, ValueError):
+            return True
 
     def folded(self, e: Call) -> Expr | None:
         """What ``e`` folds to: its constant, written as a ``full`` when every element is one value."""

@@ -21,12 +21,13 @@ one of them.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import attrs
+import numpy as np
 
 from ..dims import Dim
-from ..types import BaseType, BoolType, IntType, Shape, TensorType
+from ..types import BaseType, BoolType, IntType, Shape, TensorType, TypeVar
 
 Dims = tuple[Dim, ...]
 
@@ -63,10 +64,26 @@ class Indices:
 
 
 @attrs.frozen
+class Sizes:
+    """A vector of the integer ``type`` whose elements are ``values`` when the program runs
+    (dyn_reshape's newshape): an int is a constant (a size or a code), a Dim a size read off a
+    tensor of that size, so a symbolic one is known only then."""
+
+    type: TensorType
+    values: tuple[int | Dim, ...]
+
+    def value(self, sizes: Mapping[TypeVar, Dim]) -> np.ndarray:
+        """The vector where the dimension variables have ``sizes``."""
+        return np.array([v if isinstance(v, int) else v.substitute(sizes).value for v in self.values],
+                        dtype=self.type.dtype.to_numpy())
+
+
+@attrs.frozen
 class Plan:
-    args: tuple[Arg | Indices, ...]
+    args: tuple[Arg | Indices | Sizes, ...]
     attrs: dict[str, Any] = attrs.field(factory=dict)
     field: int | None = None  # an operator with a tuple result (split): the field that has the wanted type
+    widened: bool = False  # the call's own type has ? where the wanted one has sizes (dyn_reshape): ascribe it that
 
 
 @attrs.frozen
@@ -337,6 +354,14 @@ def ndarray_size(draw: Draws, out: TensorType) -> Plan | None:
 # shape operators ----------------------------------------------------------------------------
 
 
+def merged(draw: Draws, d: Dim) -> list[Dim]:
+    """Two input dimensions that -3 merges into ``d``: a static size's factors, or a symbolic one and 1."""
+    if d.value is None:
+        return permutation_of(draw, [d, Dim.const(1)])
+    k = draw.one_of([k for k in range(1, d.value + 1) if d.value % k == 0])
+    return [Dim.const(k), Dim.const(d.value // k)]
+
+
 def reshape(draw: Draws, out: TensorType) -> Plan | None:
     """The result's dimensions made left to right by Relay's codes from input dimensions drawn
     for them, each code standing at the next input dimension: 0 copies one (symbolic too), a run
@@ -370,11 +395,7 @@ def reshape(draw: Draws, out: TensorType) -> Plan | None:
             i += 2
             continue
         if way == "merge":
-            if d.value is None:
-                source += permutation_of(draw, [d, Dim.const(1)])
-            else:
-                k = draw.one_of([k for k in range(1, d.value + 1) if d.value % k == 0])
-                source += [Dim.const(k), Dim.const(d.value // k)]
+            source += merged(draw, d)
             newshape.append(-3)
         elif way == "sizes":
             j = draw.integer(i + 1, next((k for k in range(i, len(dims)) if dims[k].value is None), len(dims)))
@@ -397,6 +418,46 @@ def reshape(draw: Draws, out: TensorType) -> Plan | None:
     if inferable and draw.flag():
         newshape[draw.one_of(inferable)[0]] = -1
     return Plan((Arg(tensor(out.dtype, source)),), {"newshape": tuple(newshape)})
+
+
+def dyn_reshape(draw: Draws, out: TensorType) -> Plan | None:
+    """The result's dimensions made left to right from input dimensions drawn for them, each value
+    of newshape standing at the next input dimension, as in ``reshape``, with the codes Relay's
+    dyn.reshape takes: 0 copies one, -3 merges two (a static size's factors, or a symbolic one and
+    1), and a run of sizes stands over as many input dimensions of the same product (the run's
+    symbolic dimensions and a factorization of its static ones, shuffled), each size a constant
+    or (a symbolic one always) read when the program runs. One 0 or size may become -1: the
+    actual sizes infer it exactly. newshape is int32 or int64; the call's type has ``?`` for the
+    sizes its values give."""
+    dims = dims_of(out)
+    source: list[Dim] = []
+    values: list[int | Dim] = []
+    i = 0
+    while i < len(dims):
+        d = dims[i]
+        way = draw.one_of(("copy", "merge", "sizes"))
+        if way == "sizes":
+            j = draw.integer(i + 1, len(dims))
+            static = [e.value for e in dims[i:j] if e.value is not None]
+            parts = factors(draw, math.prod(static), most=len(static)) if static else []
+            parts += [1] * (len(static) - len(parts))
+            source += permutation_of(draw, [e for e in dims[i:j] if e.value is None] + [Dim.const(k) for k in parts])
+            values += [e.value if e.value is not None and draw.flag() else e for e in dims[i:j]]
+            i = j
+            continue
+        if way == "merge":
+            source += merged(draw, d)
+            values.append(-3)
+        else:
+            source.append(d)
+            values.append(0)
+        i += 1
+    source += [Dim.const(1)] * draw.integer(0, 1)  # an input dimension no value stands at
+    single = [k for k, v in enumerate(values) if not (isinstance(v, int) and v == -3)]  # each uses one input dimension
+    if single and draw.flag():
+        values[draw.one_of(single)] = -1
+    newshape = tensor(draw.one_of((INT32, IntType(64))), [len(values)])
+    return Plan((Arg(tensor(out.dtype, source)), Sizes(newshape, tuple(values))), widened=True)
 
 
 def transpose(draw: Draws, out: TensorType) -> Plan | None:

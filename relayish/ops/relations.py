@@ -385,6 +385,23 @@ def reshape(args: list[Type], attrs: dict[str, Any]) -> Type:
     return TensorType(x.dtype, Shape(*reshaped(attrs["newshape"], dims_of(x, 1), fail)))
 
 
+def dyn_reshape(args: list[Type], attrs: dict[str, Any]) -> Type:
+    """Data's dtype, of rank newshape's length (which must be static); every dimension is ``?``,
+    since only newshape's values say it, except the one of a rank-1 result: data's element count,
+    the only size a reshape to one dimension can give."""
+    data, newshape = tensors(args)
+    check_dtype(newshape.dtype, 2, INT)
+    (length,) = ranked_dims(newshape, 2, 1, layout="a vector of sizes")
+    rank = length.value
+    if rank is None:
+        fail(f"argument 2 (newshape) needs a static length, the result's rank, not {dim_text(length)}")
+    if rank > MAX_RANK:
+        fail(f"argument 2 (newshape) has {rank} elements, but tensors have at most {MAX_RANK} axes")
+    if rank == 1 and isinstance(data.shape, Shape):
+        return TensorType(data.dtype, Shape(product(data.shape.dims)))
+    return TensorType(data.dtype, Shape(*[Dim.unknown()] * rank))
+
+
 def flatten(args: list[Type], attrs: dict[str, Any]) -> Type:
     (x,) = tensors(args)
     dims = ranked_dims(x, 1, 1, at_least=True)

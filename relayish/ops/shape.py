@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
@@ -41,6 +41,32 @@ def value_error(op: str) -> rel.Fail:
 def _reshape(x: np.ndarray, newshape: tuple[int, ...]) -> np.ndarray:
     """newshape's sizes and Relay's codes 0, -1, -2, -3, -4 resolved as the type relation resolves them."""
     return np.reshape(x, rel.reshaped(newshape, x.shape, value_error("reshape")))
+
+
+def dyn_shape(newshape: np.ndarray, data: Any) -> tuple[int, ...]:
+    """The shape dyn_reshape gives ``data`` (an array, a NumPy scalar or a device array) for the
+    values of ``newshape``: sizes and Relay's dyn.reshape codes 0, -1 and -3, each standing at the
+    input dimension after those the values before it use, as reshape's (-2 and -4 would make the
+    rank depend on values). A ValueError says what was expected. The evaluator and both JIT
+    targets resolve it here, so they refuse alike."""
+    check_kinds("dyn_reshape", INT, newshape)
+    fail = value_error("dyn_reshape")
+    if newshape.ndim != 1:
+        fail(f"newshape must be a vector, not of shape {newshape.shape}")
+    values = [int(v) for v in newshape]
+    for position, value in enumerate(values):
+        if value < 0 and value not in (-1, -3):
+            fail(f"newshape[{position}] is {value}, but newshape holds sizes (>= 1) and the codes 0 (copy), -1 "
+                 "(infer) and -3 (merge two); -2 and -4 would make the result's rank depend on values")
+    shape = tuple(rel.reshaped(values, np.shape(data), fail))
+    # an empty result may have huge sizes beside its 0: NumPy refuses one whose other sizes overflow its byte count
+    if math.prod(n for n in shape if n) * data.dtype.itemsize > np.iinfo(np.intp).max:
+        fail(f"the shape {shape} is too large for an array of {data.dtype}")
+    return shape
+
+
+def _dyn_reshape(data: np.ndarray, newshape: np.ndarray) -> np.ndarray:
+    return np.reshape(data, dyn_shape(newshape, data))
 
 
 def _expand_dims(x: np.ndarray, axis: int, num_newaxis: int) -> np.ndarray:
@@ -214,8 +240,9 @@ _DTYPE = AttrSpec("dtype", "dtype", FloatType(32))
 
 
 def _reshaped(s: Site) -> list[Expr | None]:
-    """The gradient of an operator that only reshapes its argument."""
-    return [s.op("reshape_like", s.g, s.args[0])]
+    """The gradient of an operator that only reshapes its first argument (the others, such as
+    dyn_reshape's newshape, only say how: they get none)."""
+    return [s.op("reshape_like", s.g, s.args[0]), *[None] * (len(s.args) - 1)]
 
 
 def _transpose_gradient(s: Site) -> list[Expr | None]:
@@ -367,6 +394,27 @@ OPS = (
         raises=Raises.UNLESS_RANKED,
         rule=gen.reshape,
         hint=Hint(None),
+    ),
+    _shape_op(
+        "dyn_reshape",
+        _dyn_reshape,
+        (
+            "Relay's dyn.reshape: data with the shape the values of newshape give, a vector known when the program "
+            "runs (its length, the result's rank, is static); each value is a size or one of the codes Relay's "
+            "dynamic reshape takes: 0 copies an input dimension, -1 infers one dimension from the element count, -3 "
+            "merges two input dimensions into one, each standing at the input dimension after those the values "
+            "before it use (a size, 0 and -1 use one, -3 two), as in reshape; -2, -4 (which would make the rank "
+            "depend on values), any other negative value, two -1s or sizes that do not keep the element count are a "
+            "ValueError. Every dimension of the result's type is ?, except that a rank-1 result is data's element "
+            "count. Relay's allowzero (0 as a size) is not supported. Differentiable in data"
+        ),
+        signature="data, newshape",
+        dtypes="data any; newshape int",
+        num_args=2,
+        relation=rel.dyn_reshape,
+        gradient=_reshaped,
+        rule=gen.dyn_reshape,
+        hint=Hint(None, 0, 3),
     ),
     _shape_op(
         "transpose",

@@ -9,8 +9,9 @@ computes the same as its input.
 
 ``check_grad`` compares a backend's gradient with central differences
 ``(f(x + eps v) - f(x - eps v)) / (2 eps)`` computed in float64 (a module is promoted with
-``to_float64`` first, floating inputs are converted): for every element of a floating
-input with at most ``max_elements`` elements (``v`` a unit vector), and along
+``to_float64`` first, floating inputs are converted; the tensors inside tuples and data
+values count as inputs, each against the same place in the gradient): for every element
+of a floating input with at most ``max_elements`` elements (``v`` a unit vector), and along
 ``projections`` random unit directions ``v`` (from ``np.random.default_rng(seed)``) for a
 larger one, against ``<grad, v>``. Two numbers agree when
 ``|fd - grad| <= atol + rtol * max(|fd|, |grad|)``. Defaults: ``eps=1e-6``, ``rtol=1e-5``,
@@ -28,6 +29,7 @@ import attrs
 import numpy as np
 
 from interp import evaluate
+from runtime.values import DataValue
 from typecheck import infer
 
 from ..errors import RelayRuntimeError, RelayTypeError, StepLimitError
@@ -53,8 +55,18 @@ class GradientError(AssertionError):
 # -- showing values ---------------------------------------------------------------------------
 
 
-def _path_text(path: Sequence[int]) -> str:
-    return "".join(f"[{k}]" for k in path)
+def _path_text(tree: Any, path: Sequence[int]) -> str:
+    """The steps from ``tree`` along ``path``: ``[1]`` into a tuple, ``.Cons[0]`` into a data value
+    (as ``compare.difference`` writes them)."""
+    steps = []
+    for k in path:
+        if isinstance(tree, DataValue):
+            steps.append(f".{tree.ctor}[{k}]")
+            tree = tree.fields[k]
+        else:
+            steps.append(f"[{k}]")
+            tree = tree[k]
+    return "".join(steps)
 
 
 def _leaf_text(leaf: Any) -> str:
@@ -70,7 +82,7 @@ def _tree_lines(label: str, tree: Any) -> list[str]:
     found = leaves(tree)
     if not found:
         return [f"  {label}: {tree!r}"]
-    return [f"  {label}{_path_text(path)}: {_leaf_text(leaf)}" for path, leaf in found]
+    return [f"  {label}{_path_text(tree, path)}: {_leaf_text(leaf)}" for path, leaf in found]
 
 
 def _arg_label(module: Module | None, name: str, position: int) -> str:
@@ -298,9 +310,10 @@ def _scalar(value: Any, what: str) -> np.ndarray:
     return array
 
 
-def _signature(tree: Any) -> Any:
-    """The tuple structure of ``tree`` with each leaf as its dtype and shape."""
-    return map_leaves(tree, lambda path, leaf: (str(np.asarray(leaf).dtype), np.shape(leaf)))
+def _zeros(tree: Any) -> Any:
+    """``tree`` with each leaf a zero array of its dtype and shape: two such trees are equal
+    when the tuples, constructors, dtypes and shapes are."""
+    return map_leaves(tree, lambda path, leaf: np.zeros(np.shape(leaf), np.asarray(leaf).dtype))
 
 
 def _split_grad(result: Any, args: tuple, module: Module | None, name: str) -> tuple[Any, tuple]:
@@ -308,10 +321,12 @@ def _split_grad(result: Any, args: tuple, module: Module | None, name: str) -> t
     if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], tuple) and len(result[1]) == len(args)):
         raise GradientError(f"grad must return (value, (g1, ..., g{len(args)})), one gradient per argument, not {result!r}")
     for position, (g, x) in enumerate(zip(result[1], args)):
-        actual, expected = _signature(g), _signature(x)
-        if actual != expected:
-            label = _arg_label(module, name, position)
-            raise GradientError(f"the gradient of {label} has dtypes and shapes {actual}, but the (float64) input has {expected}")
+        mismatch = difference(_zeros(g), _zeros(x))
+        if mismatch is not None:  # "result<path>: what differs" (no function is left to compare)
+            path, what = mismatch.split(": ", 1)
+            where = _arg_label(module, name, position) + path.removeprefix("result")
+            raise GradientError(f"the gradient of {where} is not shaped as the (float64) input: {what} "
+                                "(actual: the gradient, expected: the input)")
     return result
 
 
@@ -401,8 +416,8 @@ def check_grad(
 
     ``fn_or_module``: a Module (its ``@name`` is run by the evaluator) or a Python
     ``f(*args) -> 0-d float array``. ``grad(*args) -> (value, (g1, ..., gn))`` as
-    ``Grad f`` returns it: a tuple argument gets a tuple of gradients, an integer or bool
-    one zeros of its own dtype. For a module, ``grad=None`` runs ``Grad(@name)`` in the
+    ``Grad f`` returns it: a tuple argument gets a tuple of gradients, a data value one of the
+    same constructors holding gradients, an integer or bool one zeros of its own dtype. For a module, ``grad=None`` runs ``Grad(@name)`` in the
     evaluator; a callable needs an explicit ``grad``. Raises GradientError naming the
     argument, the element or projection and both values.
     """
@@ -415,7 +430,7 @@ def check_grad(
         raise GradientError(f"grad's value (actual) differs from the function's (expected): {mismatch}")
     differ = _Differ(f, args, eps, rtol, atol, max_elements, projections, seed)
     for (path, x), (_, g) in zip(leaves(args), leaves(grads), strict=True):
-        where = _arg_label(module, name, path[0]) + _path_text(path[1:])
+        where = _arg_label(module, name, path[0]) + _path_text(args[path[0]], path[1:])
         if x.dtype.kind == "f":
             differ.leaf(where, path, x, np.asarray(g))
         else:

@@ -7,7 +7,10 @@ array for a scalar, never a NumPy scalar) and a tuple is a Python tuple.
 
 Dimension variables (type variables of kind Dim) get one size per draw, in
 ``[min_dim, max_dim]`` unless ``dims`` fixes them, shared by every parameter; dimensions
-written with them (``n + 1``, ``2*n``, ``(n + 1) // 2``) are evaluated at those sizes.
+written with them (``n + 1``, ``2*n``, ``(n + 1) // 2``) are evaluated at those sizes. A ``?``
+dimension gets a size of its own in that range wherever it occurs: nothing in the type relates
+it to another (to make arguments that fit a program whose ``@main`` takes ``?``, pass the types
+its body expects, as ``strategies.programs`` does).
 
 Values are chosen so that most operators stay in their domains:
 
@@ -54,23 +57,26 @@ INT_RANGE = (1, 5)
 DATA_PARTS = 6  # constructors drawn for one argument; past them, each finishes the value shortest
 MAX_DATA_PARTS = 1_000  # a type whose every value is infinite (``type S { More(S) }``) stops here
 
-SUPPORTED = ("tensors of a concrete dtype and shape (dimension variables allowed), tuples of them "
+SUPPORTED = ("tensors of a concrete dtype and shape (dimension variables and ? allowed), tuples of them "
              "and data types (with type_defs) holding those")
 
 
 def map_leaves(tree: Any, fn: Callable[[tuple[int, ...], Any], Any]) -> Any:
-    """``tree`` (nested Python tuples) with each non-tuple ``leaf`` replaced by ``fn(path, leaf)``.
+    """``tree`` (nested Python tuples and data values) with each other ``leaf`` replaced by
+    ``fn(path, leaf)``; a data value is rebuilt with the same constructor around its new fields.
 
-    ``path`` holds the tuple indices from the root; leaves are visited left to right.
+    ``path`` holds the indices from the root (a tuple's item, a data value's field); leaves are
+    visited left to right. Arguments and gradients are such trees, so the same paths lead to
+    an argument's leaf and to its gradient.
     """
 
     def walk(node: Any, path: tuple[int, ...]) -> Iterator[Any]:
-        if not isinstance(node, tuple):
+        if not isinstance(node, (tuple, DataValue)):
             return fn(path, node)
         items = []
-        for k, item in enumerate(node):
+        for k, item in enumerate(node.fields if isinstance(node, DataValue) else node):
             items.append((yield walk(item, path + (k,))))
-        return tuple(items)
+        return DataValue(node.ctor, tuple(items)) if isinstance(node, DataValue) else tuple(items)
 
     return trampoline(walk(tree, ()))
 
@@ -183,7 +189,7 @@ def _arguments(layouts: tuple[Any, ...], source: _Source, dims: Mapping[TypeVar,
     sizes = {tv: Dim.const(dims[tv] if tv in dims else source.size(min_dim, max_dim)) for tv in _dim_vars(layouts)}
 
     def tensor(dtype: np.dtype, dims: Sequence[Dim]) -> np.ndarray:
-        shape = tuple(d.substitute(sizes).value for d in dims)
+        shape = tuple(source.size(min_dim, max_dim) if d.is_unknown else d.substitute(sizes).value for d in dims)
         if any(n < 0 for n in shape):
             bound = ", ".join(f"{tv.name} = {d.value}" for tv, d in sizes.items())
             source.reject(f"a negative dimension in shape {shape} with {bound}; choose other dims or min_dim")

@@ -14,14 +14,16 @@ dimension is at least 1. With data types (``Features.adts``), every ``match`` co
 (a clause per constructor, or a last one that matches anything), and an ``Unpack[C]`` takes
 apart only a value that ``C`` just built or that ``Is[C]`` tested. The entry global ``@main``
 takes tensors, tuples of tensors (symbolic dimensions included) and now and then a data value
-of static sizes, and returns such a value, so two backends' results compare structurally.
+of static sizes, and returns such a value, so two backends' results compare structurally. In
+``programs``, some of its tensor parameters have ``?`` for known sizes, and the arguments have the
+sizes the body was written for.
 
 Public API:
 - ``Features``: which constructs appear, and the size limits;
 - ``modules(features) -> SearchStrategy[Module]`` with entry ``@main``;
 - ``programs(features) -> SearchStrategy[Program]``: a module with arguments for ``@main``
   (``relayish.testing.inputs.example_inputs``: values that keep ``log``, ``sqrt``, ``div``
-  and ``pow`` in their domains);
+  and ``pow`` in their domains), whose parameters may have ``?`` sizes;
 - ``random_programs(seed, features) -> Iterator[Program]``: the same programs drawn from NumPy's
   generator instead of hypothesis, for tools whose seed must reproduce (``relayish difftest``);
 - ``coverage(module) -> Counter``: the expression nodes and operators a module contains.
@@ -54,7 +56,7 @@ from ..types import (
     UNIT, BaseType, BoolType, DataType, FloatType, FuncType, IntType, Kind, RefType, Shape,
     TensorType, TupleType, Type, TypeVar, UIntType, is_first_order,
 )  # fmt: skip
-from ..ops.generation import Arg, Hint, Indices, Plan, kind_ok
+from ..ops.generation import Arg, Hint, Indices, Plan, Sizes, kind_ok
 from .choices import Chooser, Stream, decoded
 
 I32 = TensorType(IntType(32), Shape())
@@ -83,7 +85,8 @@ class Features:
     ``grad`` adds ``Grad`` nodes (off by default: their expansions make programs several times
     larger and slower to run; ``relayish difftest`` turns it on). ``unknown_dims`` ascribes some
     operator arguments a type with ``?`` dimensions (``(Tensor(.., Shape(?, 3))) %x``) and the call
-    its known type again, so relations, run-time checks, the optimizer and gradients meet ``?``.
+    its known type again, so relations, run-time checks, the optimizer and gradients meet ``?``;
+    in ``programs`` it also gives some of ``@main``'s parameters ``?`` sizes.
     ``adts`` defines a few data types in a third of the modules (the Prelude's List and Option, and random
     ones: with type parameters, recursive, with fields of tensors, tuples and other data types) and
     builds values of them, matches them, tests and unpacks them, calls Prelude globals on them and
@@ -284,6 +287,13 @@ def _type_params_in(types: Sequence[Type], skipped: str | None) -> set[TypeVar]:
         elif isinstance(t, DataType) and t.name != skipped:
             stack.extend(t.args)
     return found
+
+
+def _bare_dim_vars(types: Sequence[Type]) -> set[TypeVar]:
+    """The dimension variables that stand alone as a size of a tensor of ``types`` (in tuples too):
+    those that arguments of these types bind."""
+    return {atom for t in types for d in _dims_in(t, first_order=True) for atom in d.free_vars()
+            if d == Dim.atom(atom)}
 
 
 def _is_static(ty: TensorType) -> bool:
@@ -858,6 +868,8 @@ class _Generator(Chooser):
         for arg in plan.args:
             if isinstance(arg, Indices):
                 args.append(self.indices(arg, scope, depth))
+            elif isinstance(arg, Sizes):
+                args.append(self.sizes(arg, scope, depth))
             elif arg.guard is None:
                 args.append(self.expr(arg.type, scope, depth))
             else:
@@ -865,7 +877,9 @@ class _Generator(Chooser):
                 bindings.append((var, self.expr(arg.type, scope, depth)))
                 args.append(_guarded(arg, var))
         call = planned_call(name, args, plan)
-        if self.features.unknown_dims and name in _WIDENED and self.flag(6):
+        if plan.widened:
+            call = Ascribe(call, result)
+        elif self.features.unknown_dims and name in _WIDENED and self.flag(6):
             call = self.through_unknown(call, plan, result)
         for var, value in reversed(bindings):
             call = Let(var, value, call)
@@ -887,6 +901,25 @@ class _Generator(Chooser):
         args = list(call.args)
         args[k] = Ascribe(args[k], widened)
         return Ascribe(Call(call.callee, args, call.attrs), result)
+
+    def sizes(self, arg: Sizes, scope: _Scope, depth: int) -> Expr:
+        """The vector ``arg`` describes: half the time a constant where every value is one, else
+        its values stacked, each a constant or (a Dim) the size of an axis of that size of a
+        tensor made here, so that the shape is computed when the program runs."""
+        dtype = arg.type.dtype
+        if all(isinstance(v, int) for v in arg.values) and (not arg.values or self.flag()):
+            return Constant(np.array(arg.values, dtype=dtype.to_numpy()))
+        parts: list[Expr] = []
+        for value in arg.values:
+            if isinstance(value, int):
+                parts.append(Constant(np.array(value, dtype=dtype.to_numpy())))
+                continue
+            rank = self.integer(1, 2)
+            axis = self.integer(0, rank - 1)
+            dims = [value if k == axis else self.dim() for k in range(rank)]
+            operand = TensorType(self.dtype(None) or FloatType(32), Shape(*dims))
+            parts.append(Call(Op("ndarray_size"), [self.expr(operand, scope, depth)], {"axis": axis, "dtype": dtype}))
+        return Call(Op("stack"), parts)
 
     def indices(self, arg: Indices, scope: _Scope, depth: int) -> Expr:
         """Indices in 0 .. size - 1: constants, or 0/1 from a comparison, or zeros."""
@@ -1029,6 +1062,46 @@ class _Generator(Chooser):
             bodies.append(body)
         return Match(value, patterns, bodies)
 
+    def program(self) -> tuple[Module, tuple[Type, ...]]:
+        """A module whose ``@main`` now and then (``Features.unknown_dims``) takes parameters with
+        ``?`` for some of their sizes, as a user writes ``Tensor(FloatType(32), Shape(?, 3))``,
+        and the parameter types the body was written for: arguments of those fit the program. A
+        widened parameter is a new variable; the body first binds the old one, of the known type,
+        to it (the checker checks the sizes there). Every dimension variable of ``@main`` stays
+        alone in some parameter's known size, so that the arguments bind it."""
+        module = self.module()
+        main = module["main"]
+        known = [p.type_annotation for p in main.params]
+        types = list(known)
+        dims = {tv for tv in main.type_params if tv.kind is Kind.DIM}
+        for k, ty in enumerate(known):
+            if self.features.unknown_dims and self.flag(4):
+                candidate = types[:k] + [self.widened(ty)] + types[k + 1:]
+                if dims <= _bare_dim_vars(candidate):
+                    types = candidate
+        if types == known:
+            return module, tuple(known)
+        params, bindings = [], []
+        for old, ty in zip(main.params, types):
+            new = old if ty == old.type_annotation else Var(old.name_hint, ty)
+            params.append(new)
+            if new is not old:
+                bindings.append((old, Ascribe(new, old.type_annotation) if self.flag() else new))
+        body = main.body
+        for old, value in reversed(bindings):
+            body = Let(old, value, body)
+        entry = attrs.evolve(main, params=params, body=body)
+        return module.with_functions({**module.functions, "main": entry}), tuple(known)
+
+    def widened(self, ty: Type) -> Type:
+        """``ty`` with ``?`` for some sizes of its tensors (those of its tuples too; a data type stays)."""
+        if isinstance(ty, TupleType):
+            return TupleType([self.widened(f) for f in ty.fields])
+        if not isinstance(ty, TensorType) or not ty.shape.dims:
+            return ty
+        keep = [self.flag() for _ in ty.shape.dims]
+        return TensorType(ty.dtype, Shape(*(d if kept else Dim.unknown() for d, kept in zip(ty.shape.dims, keep))))
+
     def module(self) -> Module:
         if self.features.adts:
             self.type_defs = self.data_types()
@@ -1082,23 +1155,31 @@ def modules(features: Features | None = None, **overrides: Any) -> st.SearchStra
 
 
 def programs(features: Features | None = None, **overrides: Any) -> st.SearchStrategy[Program]:
-    """Well-typed modules together with arguments for ``@main``.
+    """Well-typed modules together with arguments for ``@main``, whose parameters have ``?`` for
+    some sizes now and then (``_Generator.program``; ``modules`` never widens them, since arguments
+    made for ``?`` alone may not fit the program).
 
-    The arguments come from ``inputs.example_inputs`` with a drawn seed: drawing each
-    element through hypothesis would overrun its buffer on programs with several tensor
-    parameters, and it is the program that a failure needs shrunk.
+    The arguments come from ``inputs.example_inputs`` with a drawn seed, for the types the body was
+    written for: drawing each element through hypothesis would overrun its buffer on programs with
+    several tensor parameters, and it is the program that a failure needs shrunk.
     """
-    from .inputs import example_inputs
-
-    generated = modules(features, **overrides)
+    chosen = attrs.evolve(features or Features(), **overrides)
+    generated = decoded(lambda src: _Generator(src, chosen).program(), STREAM_BYTES)
 
     @st.composite
     def program(draw: Callable[[st.SearchStrategy], Any]) -> Program:
-        module = draw(generated)
-        args = example_inputs(module["main"], seed=draw(st.integers(0, 2**32 - 1)), type_defs=module.type_defs)
-        return Program(module, "main", args)
+        module, params = draw(generated)
+        return Program(module, "main", _arguments(module, params, draw(st.integers(0, 2**32 - 1))))
 
     return program()
+
+
+def _arguments(module: Module, params: Sequence[Type], seed: int) -> tuple:
+    """Arguments for ``@main`` of the types its body was written for (``_Generator.program``),
+    which fit where a parameter has ``?``."""
+    from .inputs import example_inputs
+
+    return example_inputs(FuncType(params, module["main"].ret_type), seed=seed, type_defs=module.type_defs)
 
 
 def random_programs(seed: int, features: Features | None = None, **overrides: Any) -> Iterator[Program]:
@@ -1107,13 +1188,11 @@ def random_programs(seed: int, features: Features | None = None, **overrides: An
     (Hypothesis mixes constants found in every imported local module into its draws, so its
     examples for one seed change with what the process has imported.) Uniform bytes give
     programs of the sizes hypothesis's do (median about 85 nodes, every operator in 200)."""
-    from .inputs import example_inputs
-
     chosen = attrs.evolve(features or Features(), **overrides)
     rng = np.random.default_rng(seed)
     while True:
-        module = _Generator(Stream(rng.bytes(STREAM_BYTES)), chosen).module()
-        yield Program(module, "main", example_inputs(module["main"], seed=int(rng.integers(2**32)), type_defs=module.type_defs))
+        module, params = _Generator(Stream(rng.bytes(STREAM_BYTES)), chosen).program()
+        yield Program(module, "main", _arguments(module, params, int(rng.integers(2**32))))
 
 
 def coverage(module: Module) -> collections.Counter:

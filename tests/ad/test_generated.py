@@ -4,10 +4,11 @@
    feature). Each type-checks, its expansion (``ad.expand``) type-checks and round-trips
    through the printer and parser, and ``@main`` evaluates on ``example_inputs(seed=0)`` without
    an error (the generator guarantees no runtime error by construction, so any error is
-   the type checker's or AD's). 500 examples.
-2. The same generator restricted to float64 and smooth operators: the loss
-   ``sum_k (k + 1) * sum(leaf_k(@main(args)))`` over the leaves of @main's result has
-   ``Grad`` agreeing with ``check_grad``'s central differences.
+   the type checker's or AD's). 200 examples (2,000 with RELAYISH_HYPOTHESIS=heavy).
+2. The same generator restricted to float64 and smooth operators (data types included): the
+   loss ``sum_k (k + 1) * sum(leaf_k(@main(args)))`` over the tensors of @main's result, those
+   inside data values too, has ``Grad`` agreeing with ``check_grad``'s central differences, for
+   every tensor of the arguments (inside data values too).
 3. A generator of our own (below) for smooth scalar float64 programs over a scalar, a
    vector and a matrix, with closures called twice, ``let``, input-dependent ``if``,
    ``exp`` of bounded values, ``sum``/``mean``/``matmul``, and ``Grad`` inside: ``Grad``
@@ -26,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import os
+
 import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -33,10 +36,14 @@ from hypothesis import strategies as st
 import ad
 import relayish
 from relayish import ir
+from relayish.expr import Match, PatternCtor, PatternVar
 from relayish.testing import check_grad, example_inputs
 from relayish.testing.strategies import modules
 from relayish.traverse import ExprMutator, post_order
+from relayish.types import DataType
+from typecheck.solver import map_type, substitute
 
+HEAVY = os.environ.get("RELAYISH_HYPOTHESIS") == "heavy"
 SCALAR = ir.TensorType(ir.FloatType(64), ir.Shape())
 SMOOTH_OPS = ("add", "sub", "mul", "neg", "sq", "tanh", "sin", "cos", "sigmoid", "sum", "mean", "matmul")
 GRAD_CHECK = {"max_elements": 8, "projections": 4}
@@ -47,7 +54,7 @@ HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_t
 # -- 1. every generated module with Grad type-checks and evaluates -------------------------------
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=HEALTH)
+@settings(max_examples=2000 if HEAVY else 200, deadline=None, suppress_health_check=HEALTH)
 @given(modules(grad=True))
 def test_generated_modules_with_grad_type_check_and_evaluate(module):
     relayish.infer_types(module)
@@ -62,27 +69,73 @@ def test_generated_modules_with_grad_type_check_and_evaluate(module):
 # -- 2. the generator, smooth and in float64, against finite differences ----------------------------
 
 
-def leaf_paths(ty: ir.Type, path: tuple[int, ...] = ()) -> list[tuple[int, ...]]:
-    """The tuple paths of the tensors in ``ty``, left to right."""
-    if isinstance(ty, ir.TupleType):
-        return [p for k, field in enumerate(ty.fields) for p in leaf_paths(field, path + (k,))]
-    return [path]
+class _Loss:
+    """Weighted sums of the tensors in values of given types, as IR: each tensor's place in a type
+    (a tuple field, a constructor's field) gets its own weight ``k + 1``, and a value of a data type is
+    summed by a global of its own (``@loss_<k>``, one per data type met, with its arguments), which
+    matches each constructor and calls itself, or another such global, on the fields that hold data."""
+
+    def __init__(self, module: relayish.Module):
+        self.module = module
+        self.names: dict[DataType, str] = {}
+        self.todo: list[DataType] = []
+        self.weights = 0
+
+    def total(self, parts: list[tuple[ir.Expr, ir.Type]]) -> ir.Expr:
+        """``sum_k (k + 1) * sum(tensor_k)`` over the tensors of ``parts`` (expressions and their types)."""
+        terms: list[ir.Expr] = []
+        stack = list(reversed(parts))
+        while stack:
+            value, ty = stack.pop()
+            if isinstance(ty, ir.TupleType):
+                stack.extend(reversed([(ir.Proj(value, k), field) for k, field in enumerate(ty.fields)]))
+            elif isinstance(ty, DataType):
+                terms.append(ir.Call(ir.GlobalVar(self.summer(ty)), [value]))
+            else:
+                self.weights += 1
+                terms.append(ir.Call(ir.Op("mul"), [ir.Call(ir.Op("sum"), [value]), ir.Constant(np.float64(self.weights))]))
+        total = terms[0] if terms else ir.Constant(np.float64(0))
+        for term in terms[1:]:
+            total = ir.Call(ir.Op("add"), [total, term])
+        return total
+
+    def summer(self, ty: DataType) -> str:
+        """The name of the global that sums a value of ``ty``, made later (``functions``)."""
+        if ty not in self.names:  # generated globals are main and g<k>
+            self.names[ty] = f"loss_{len(self.names)}"
+            self.todo.append(ty)
+        return self.names[ty]
+
+    def functions(self) -> dict[str, ir.Function]:
+        """The globals ``summer`` named, each a match over its type's constructors."""
+        made: dict[str, ir.Function] = {}
+        while self.todo:
+            ty = self.todo.pop()
+            definition = self.module.type_defs[ty.name]
+            mapping = dict(zip(definition.params, ty.args))
+            value = ir.Var("v", ty)
+            patterns, bodies = [], []
+            for ctor in definition.ctors:
+                fields = [ir.Var(f"f{k}") for k in range(len(ctor.fields))]
+                patterns.append(PatternCtor(ctor.name, [PatternVar(f) for f in fields]))
+                bodies.append(self.total([(f, substitute(t, mapping)) for f, t in zip(fields, ctor.fields)]))
+            dims: set[ir.TypeVar] = set()  # the global is polymorphic over those of @main's dimensions that ty has
+            map_type(ty, lambda v: v, lambda d: dims.update(d.free_vars()) or d)  # visits every dimension, changes none
+            made[self.names[ty]] = ir.Function([value], Match(value, patterns, bodies), SCALAR,
+                                               sorted(dims, key=lambda tv: tv.serial))
+        return made
 
 
 def with_loss(module: relayish.Module) -> relayish.Module:
-    """``module`` with ``@loss(params) = let %r = @main(params) in sum_k (k + 1) * sum(r<path_k>)``."""
+    """``module`` with ``@loss(params) = let %r = @main(params) in sum_k (k + 1) * sum(tensor_k of %r)``,
+    data values in the result summed by globals of their own (``_Loss``)."""
     main = module["main"]
     params = [ir.Var(p.name_hint, p.type_annotation) for p in main.params]
     result = ir.Var("r", main.ret_type)
-    total = None
-    for k, path in enumerate(leaf_paths(main.ret_type)):
-        leaf: ir.Expr = result
-        for index in path:
-            leaf = ir.Proj(leaf, index)
-        term = ir.Call(ir.Op("mul"), [ir.Call(ir.Op("sum"), [leaf]), ir.Constant(np.float64(k + 1))])
-        total = term if total is None else ir.Call(ir.Op("add"), [total, term])
-    body = ir.Let(result, ir.Call(ir.GlobalVar("main"), params), total)
-    return module.with_function("loss", ir.Function(params, body, SCALAR, main.type_params))
+    loss = _Loss(module)
+    body = ir.Let(result, ir.Call(ir.GlobalVar("main"), params), loss.total([(result, main.ret_type)]))
+    functions = {**loss.functions(), "loss": ir.Function(params, body, SCALAR, main.type_params)}
+    return module.with_functions({**module.functions, **functions})
 
 
 class _FiniteConstants(ExprMutator):
@@ -101,9 +154,7 @@ def usable_value(value: Any) -> bool:
     return bool(np.isfinite(value)) and abs(float(value)) <= LARGEST_VALUE
 
 
-# Without data types: check_grad perturbs tensors and tuples only (data-value gradients are checked by
-# hand in tests/ad/test_data_type_grads.py), and with_loss sums a result of tensors and tuples.
-SMOOTH_MODULES = modules(grad=True, dtypes=(ir.FloatType(64),), ops=SMOOTH_OPS, max_nodes=24, adts=False)
+SMOOTH_MODULES = modules(grad=True, dtypes=(ir.FloatType(64),), ops=SMOOTH_OPS, max_nodes=24)
 
 
 @settings(deadline=None, suppress_health_check=HEALTH)

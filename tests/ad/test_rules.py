@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import relayish
 from relayish.ops import all_ops, get_op
-from relayish.ops.generation import Hint, Indices, Plan
+from relayish.ops.generation import Hint, Indices, Plan, Sizes
 from relayish.testing import check_grad
 from tests.ops.drawn import draw_call
 from relayish.types import FloatType, IntType
@@ -33,6 +33,8 @@ def _arguments(plan: Plan, sizes: dict, rng: np.random.Generator, positive: bool
         dtype = arg.type.dtype.to_numpy()
         if isinstance(arg, Indices):
             args.append(rng.integers(0, arg.size, size=shape).astype(dtype))
+        elif isinstance(arg, Sizes):
+            args.append(arg.value(sizes))
         elif dtype.kind == "b":
             args.append(rng.random(shape) < 0.5)
         elif dtype.kind in "iu":

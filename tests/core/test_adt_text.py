@@ -6,6 +6,7 @@ no recursion, and bad text gives a located ``ParseError``. Type checking is not 
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import pytest
@@ -577,6 +578,17 @@ def test_text_format_doc_examples_read_back():
 
 
 # -- a base module (the Prelude) ------------------------------------------------------------------
+
+
+def test_the_prelude_export_survives_loading_the_parser():
+    """``relayish.prelude()`` gives the parsed Prelude also once ``relayish.parser``, which imports
+    the Prelude's text, is loaded: a submodule named ``prelude`` would take the export's place.
+    A fresh process, so that no other test has imported anything yet."""
+    code = ("import relayish.parser\nimport relayish\nm = relayish.prelude()\n"
+            "assert isinstance(m, relayish.Module), m\nprint(*(c.name for c in m.type_defs['List'].ctors))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["Cons", "Nil"]
 
 
 def test_parse_extending_a_base_module():

@@ -112,6 +112,26 @@ def test_sizes_cover_the_range_and_stay_in_it():
     assert sizes == {2, 3}
 
 
+def test_each_unknown_dimension_gets_a_size_of_its_own_in_the_range():
+    """``?`` sizes are drawn like a dimension variable's, but each where it occurs: two ``?``, or a
+    ``?`` beside ``n``, need not be equal (the type says nothing relating them)."""
+    fn = main("""
+def @main[n: Dim](%x: Tensor(FloatType(32), Shape(?, n)), %y: (Tensor(IntType(32), Shape(?, 2, ?)), Tensor(BoolType, Shape(n)))) {
+  %x
+}
+""")
+    seen = collections.Counter()
+    for seed in range(60):
+        args = example_inputs(fn, seed=seed, min_dim=1, max_dim=3)
+        assert_accepted(fn, args)
+        (x, (y, b)) = args
+        assert x.shape[1] == b.shape[0] and y.shape[1] == 2
+        sizes = (x.shape[0], y.shape[0], y.shape[2])
+        assert all(1 <= k <= 3 for k in sizes)
+        seen[len(set(sizes)) > 1] += 1
+    assert seen[True] and seen[False]
+
+
 def test_example_inputs_are_deterministic_per_seed_and_accepted():
     fn = main(POLYNOMIAL)
     first, again, other = (example_inputs(fn, seed=s) for s in (7, 7, 8))

@@ -26,7 +26,7 @@ from relayish.expr import (
     PatternTuple, Unpack, Var,
 )  # fmt: skip
 from relayish.ops import all_ops, get_op
-from relayish.ops.generation import Indices
+from relayish.ops.generation import Indices, Sizes
 from relayish.parser import prelude_module
 from relayish.testing.choices import Stream
 from relayish.testing.inputs import example_inputs
@@ -107,7 +107,8 @@ def test_coverage_table_reaches_every_node_and_operator():
 @given(st.sampled_from(sorted(all_ops())), st.binary(min_size=64, max_size=64), st.booleans())
 def test_each_rule_gives_exactly_its_result_type(name, data, symbolic):
     """Per operator: the checker's relation and the NumPy semantics both give the target type
-    from the arguments and attributes the rule chose."""
+    from the arguments and attributes the rule chose (dyn_reshape's type has ``?`` for the sizes
+    its newshape gives: the checker checks them where the result is returned)."""
     rule, hint = get_op(name).rule, get_op(name).hint
     gen = _Generator(Stream(data), Features())
     n = TypeVar("n", relayish.ir.Kind.DIM)
@@ -120,10 +121,12 @@ def test_each_rule_gives_exactly_its_result_type(name, data, symbolic):
     fn = Function(params, planned_call(name, params, plan), target, (n,) if symbolic else ())
     typed = relayish.infer_types(relayish.Module({"main": fn}))
     assert typed["main"].ret_type == target
-    args = list(example_inputs(fn, seed=0))
+    args = list(example_inputs(fn, seed=0, dims={n: 2}))
     for i, arg in enumerate(plan.args):
         if isinstance(arg, Indices):
             args[i] = np.zeros_like(args[i])  # in range for any size >= 1
+        elif isinstance(arg, Sizes):
+            args[i] = arg.value({n: relayish.ir.Dim.const(2)})  # the shape the values give at that size
     result = relayish.evaluate(typed, "main", *args)
     check_value(target, result, {}, f"@{name}'s result")
 
@@ -257,6 +260,38 @@ def test_some_operator_arguments_are_seen_through_unknown_dimensions():
     assert seen >= 5
     plain = random_programs(4, Features(grad=True, unknown_dims=False))
     assert not any("?" in str(p.module) for p in itertools.islice(plain, 60))
+
+
+def test_some_entry_parameters_have_unknown_sizes_that_their_arguments_fit():
+    """In programs (not in modules, which come without arguments), a share of @main's parameters
+    have ``?`` for known sizes, as a user writes them; the body binds each to its known type, the
+    arguments have the sizes the body was written for (the program runs), and another size for a
+    ``?`` is refused where the body binds it."""
+    widened = 0
+    for program in itertools.islice(random_programs(6, Features(max_nodes=12)), 100):
+        main = program.module["main"]
+        unknown = [k for k, p in enumerate(main.params) if has_unknown_dim(p.type_annotation)]
+        if not unknown:
+            continue
+        widened += 1
+        relayish.evaluate(program.module, "main", *program.args)
+        k = unknown[0]
+        ty, arg = main.params[k].type_annotation, program.args[k]
+        if isinstance(ty, TensorType):
+            axis = next(i for i, d in enumerate(ty.shape.dims) if d.is_unknown)
+            wrong = np.concatenate([arg, arg.take([0], axis=axis)], axis=axis)
+            args = (*program.args[:k], wrong, *program.args[k + 1:])
+            with pytest.raises(relayish.RelayRuntimeError, match=rf"expected .*\(dimension {axis} "):
+                relayish.evaluate(program.module, "main", *args)
+    assert widened >= 8
+    for program in itertools.islice(random_programs(6, Features(unknown_dims=False, max_nodes=12)), 50):
+        assert not any(has_unknown_dim(p.type_annotation) for p in program.module["main"].params)
+
+    @given(modules())
+    def never(module):
+        assert not any(has_unknown_dim(p.type_annotation) for p in module["main"].params)
+
+    run_counting(never, 30)
 
 
 # -- algebraic data types -------------------------------------------------------------------------

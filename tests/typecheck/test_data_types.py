@@ -11,13 +11,16 @@ import pytest
 
 import relayish
 from relayish.errors import NonExhaustiveMatch
-from relayish.ir import FloatType, Function, Module, Shape, TensorType, TypeVar, Var
+from relayish.ir import FloatType, Function, FuncType, Module, Shape, TensorType, TypeVar, Var
 from relayish.module import CtorDef, TypeDef
-from relayish.types import DataType
+from relayish.traverse import bound_vars
+from relayish.types import DataType, TupleType, Type
+from tests.core.test_adt_text import assert_round_trip
 from typecheck.inference import declared_type
 
 F = "Tensor(FloatType(32), Shape())"
 F32 = TensorType(FloatType(32), Shape())
+UNIT = TupleType([])
 
 
 def checked(src: str) -> relayish.Module:
@@ -125,3 +128,43 @@ def test_a_value_no_clause_matches_is_a_run_time_error_in_both_backends() -> Non
             compiled(nil, np.float32(1))
         assert info.value.span.line == 2
         assert compiled(relayish.DataValue("Cons", (np.float32(2), nil)), np.float32(1)) == 3
+
+
+def binding_types(fn: Function) -> dict[str, Type | None]:
+    """The annotation the checker gave each variable ``fn`` binds (lets, parameters, patterns), by name."""
+    return {v.name_hint: v.type_annotation for v in bound_vars(fn)}
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("let %y = Nil in match %y { Cons(%h, %t) => 1f32, Nil => %x }",
+     {"y": DataType("List", [UNIT]), "h": UNIT, "t": DataType("List", [UNIT])}),
+    ("let %p = (Nil, None) in %x", {"p": TupleType([DataType("List", [UNIT]), DataType("Option", [UNIT])])}),
+    # the outer element type is the call's, the inner one is free
+    ("let %g = fn (%l) { match %l { Nil => %x, Cons(_, _) => 1f32 } } in %g(Cons(Nil, Nil))",
+     {"l": DataType("List", [DataType("List", [UNIT])]),
+      "g": FuncType([DataType("List", [DataType("List", [UNIT])])], F32)}),
+    ("match None { Some(%v) => 1f32, None => %x }", {"v": UNIT}),
+])
+def test_an_unconstrained_type_argument_defaults_to_unit(body: str, expected: dict[str, Type]) -> None:
+    types = binding_types(checked(f"def @main(%x: {F}) {{ {body} }}")["main"])
+    assert types == {"x": F32, **expected}
+
+
+def test_a_typed_program_with_a_defaulted_argument_reads_back_and_runs_in_both_backends() -> None:
+    src = f"""
+def @main(%x: {F}) {{
+  let %y = Cons(Nil, Nil) in
+  match %y {{ Cons(Cons(_, _), _) => 1f32, Cons(Nil, _) => %x * 2f32, Nil => 0f32 }}
+}}"""
+    typed = checked(src)
+    assert binding_types(typed["main"])["y"] == DataType("List", [DataType("List", [UNIT])])
+    back = assert_round_trip(typed)
+    x = np.float32(1.5)
+    assert relayish.evaluate(back, "main", x) == 3
+    assert relayish.compile(back, "main", tiered=False)(x) == 3
+    assert relayish.compile(relayish.parse(src, prelude=True), "main", tiered=False)(x) == 3
+
+
+def test_a_free_type_argument_in_a_global_type_still_asks_for_an_annotation() -> None:
+    with pytest.raises(relayish.RelayTypeError, match=r"cannot infer the type of @f \(\(\) -> List\[_\]\)"):
+        checked("def @f() { Nil }")

@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from relayish.dims import UNKNOWN_DIM
 from relayish.errors import RelayTypeError
 from relayish.ops import all_ops, get_op
 from relayish.types import (
@@ -103,6 +104,13 @@ WELL_TYPED: list[tuple[str, tuple[Type, ...], dict[str, Any], Type]] = [
     ("reshape", (T(F32, 2, 3, 4),), {"newshape": (4, -1)}, T(F32, 4, 6)),
     ("reshape", (T(I32, 6),), {"newshape": (2, 3)}, T(I32, 2, 3)),
     ("reshape", (T(F32, n, 6),), {"newshape": (-1, 3)}, T(F32, 2 * n, 3)),
+    # dyn_reshape: every dimension ? but a rank-1 result's, data's element count
+    ("dyn_reshape", (T(F32, n, 6), T(I32, 3)), {}, T(F32, UNKNOWN_DIM, UNKNOWN_DIM, UNKNOWN_DIM)),
+    ("dyn_reshape", (T(U8, 2, 3), T(IntType(64), 1)), {}, T(U8, 6)),
+    ("dyn_reshape", (T(F32, n, UNKNOWN_DIM), T(I32, 1)), {}, T(F32, UNKNOWN_DIM)),
+    ("dyn_reshape", (T(F64, n, 3, m), T(I32, 1)), {}, T(F64, 3 * n * m)),
+    ("dyn_reshape", (T(B, 1, 1), T(I32, 0)), {}, T(B)),
+    ("dyn_reshape", (T(F32, s), T(I32, 2)), {}, T(F32, UNKNOWN_DIM, UNKNOWN_DIM)),
     ("transpose", (T(F32, 2, 3, 4),), {}, T(F32, 4, 3, 2)),
     ("transpose", (T(F32, 2, n, 4),), {"axes": (0, 2, 1)}, T(F32, 2, 4, n)),
     ("transpose", (T(F32, 2, 3, 4),), {"axes": (-1, 0, 1)}, T(F32, 4, 2, 3)),
@@ -313,6 +321,12 @@ ILL_TYPED: list[tuple[str, tuple[Type, ...], dict[str, Any], str]] = [
     ("reshape", (T(F32, 7),), {"newshape": (-1, 2)}, "cannot reshape Shape(7) (7 elements) to (-1, 2): 7 is not a multiple of 2"),
     ("reshape", (T(F32, n, 4),), {"newshape": (4, 0)}, "cannot reshape Shape(n, 4) (4*n elements) to Shape(4, 4) (16 elements)"),
     ("reshape", (X,), {"newshape": (-1, -1)}, "newshape (-1, -1) has more than one -1"),
+    ("dyn_reshape", (X, T(F32, 2)), {}, "argument 2 must have an integer dtype, not FloatType(32)"),
+    ("dyn_reshape", (X, T(I32, 2, 1)), {}, "argument 2 must have rank 1 (a vector of sizes), not 2 (Shape(2, 1))"),
+    ("dyn_reshape", (X, T(I32, n)), {}, "argument 2 (newshape) needs a static length, the result's rank, not n"),
+    ("dyn_reshape", (X, T(I32, UNKNOWN_DIM)), {},
+     "argument 2 (newshape) needs a static length, the result's rank, not ?"),
+    ("dyn_reshape", (X, T(I32, 65)), {}, "argument 2 (newshape) has 65 elements, but tensors have at most 64 axes"),
     ("reshape", (T(F32, 2),), {"newshape": (0, 0)}, "newshape[1] is 0, which copies input dimension 1, but the input has rank 1"),
     ("reshape", (T(F32, 0, 3),), {"newshape": (0, -1)},
      "cannot infer the -1 in newshape (0, -1) for Shape(0, 3): the other dimensions hold 0 elements"),
