@@ -1,7 +1,8 @@
 """Hypothesis profiles: a bounded one for CI and everyday runs, a heavier one on demand.
 
 RELAYISH_HYPOTHESIS=heavy multiplies the example counts of tests that do not pin their own
-count. No deadline: Numba compiles on first use and these machines are shared and noisy.
+count (50 in the CI profile, 2,000 in the heavy one). No deadline: Numba compiles on first use
+and these machines are shared and noisy.
 """
 
 import os
@@ -9,7 +10,9 @@ import tempfile
 
 from hypothesis import HealthCheck, settings
 
-settings.register_profile("ci", deadline=None, max_examples=100, suppress_health_check=[HealthCheck.too_slow])
+# 50 examples a property by default: the whole suite must stay within 15 minutes on CI's 2 cores, where
+# nearly every example compiles or runs kernels; the heavy profile is for longer searches.
+settings.register_profile("ci", deadline=None, max_examples=50, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("heavy", deadline=None, max_examples=2000, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("RELAYISH_HYPOTHESIS", "ci"))
 
