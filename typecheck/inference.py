@@ -99,7 +99,7 @@ class FunctionChecker:
         if expected is not None:
             self.unify(fn, "the definition", expected, ty)
         self.settle()
-        self.default_data_arguments([ty])
+        self.default_unconstrained([ty])
         return self.solver.resolve(ty)
 
     def check_group(self, fns: list[Function], unknowns: list[Hole]) -> list[Type]:
@@ -110,32 +110,32 @@ class FunctionChecker:
             self.unify(fn, "the definition (as its recursive calls use it)", unknown, ty)
             types.append(ty)
         self.settle()
-        self.default_data_arguments(types)
+        self.default_unconstrained(types)
         return [self.solver.resolve(ty) for ty in types]
 
-    def default_data_arguments(self, interface: list[Type]) -> None:
-        """Bind to ``()`` every unsolved hole that occurs only as an argument of a data type (the
-        element type of a list that is only ever empty): nothing constrains it, so any type is
-        correct, and a concrete one lets the typed program print, parse back and compile. A hole
-        elsewhere, or in ``interface`` (the types of the globals being checked, which their callers
-        may need otherwise), is left as it is. A pattern variable's type is part of its scrutinee's,
-        so a hole that is a whole pattern variable's type counts as an argument."""
-        pattern_vars = {id(v) for e, _ in self.matches for v in e.bound()}
-        stack = [(ty, "argument" if key in pattern_vars else "other") for key, ty in self.types.items()]
-        stack += [(ty, "interface") for ty in interface]
-        arguments: set[Hole] = set()
-        elsewhere: set[Hole] = set()
+    def default_unconstrained(self, interface: list[Type]) -> None:
+        """Bind to ``()`` every hole of kind Type that nothing constrained once the group is solved
+        (the element type of a list that is only ever empty, the parameter of a function never
+        called): any type is correct there, and a concrete one lets the typed program print,
+        parse back and compile. Holes in ``interface`` (the types of the globals being checked)
+        are left for the caller's "cannot infer the type of @f" error: defaulting them would fix
+        a global's type that its callers may need otherwise."""
+        keep = set()
+        stack = list(interface)
         while stack:
-            ty, place = stack.pop()
-            ty = self.solver.shallow(ty)
+            ty = self.solver.shallow(stack.pop())
             if isinstance(ty, Hole):
-                (arguments if place == "argument" else elsewhere).add(ty)
+                keep.add(ty)
             elif not isinstance(ty, (TypeVar, Shape)):
-                inner = place if place == "interface" else "argument" if isinstance(ty, DataType) else "other"
-                stack.extend((item, inner) for item in ty._items() if isinstance(item, Type))
-        for hole in arguments - elsewhere:
-            if hole.kind is Kind.TYPE:
-                self.solver.bind(hole, UNIT)
+                stack.extend(item for item in ty._items() if isinstance(item, Type))
+        stack = list(self.types.values())
+        while stack:
+            ty = self.solver.shallow(stack.pop())
+            if isinstance(ty, Hole):
+                if ty.kind is Kind.TYPE and ty not in keep:
+                    self.solver.bind(ty, UNIT)
+            elif not isinstance(ty, (TypeVar, Shape)):
+                stack.extend(item for item in ty._items() if isinstance(item, Type))
 
     def settle(self) -> None:
         """Run postponed relations and dimension equations until nothing changes."""

@@ -144,6 +144,8 @@ def binding_types(fn: Function) -> dict[str, Type | None]:
      {"l": DataType("List", [DataType("List", [UNIT])]),
       "g": FuncType([DataType("List", [DataType("List", [UNIT])])], F32)}),
     ("match None { Some(%v) => 1f32, None => %x }", {"v": UNIT}),
+    # not only data types: the parameter of a function never called
+    ("let %f = fn (%a) { 1f32 } in %x", {"f": FuncType([UNIT], F32), "a": UNIT}),
 ])
 def test_an_unconstrained_type_argument_defaults_to_unit(body: str, expected: dict[str, Type]) -> None:
     types = binding_types(checked(f"def @main(%x: {F}) {{ {body} }}")["main"])
@@ -163,6 +165,14 @@ def @main(%x: {F}) {{
     assert relayish.evaluate(back, "main", x) == 3
     assert relayish.compile(back, "main", tiered=False)(x) == 3
     assert relayish.compile(relayish.parse(src, prelude=True), "main", tiered=False)(x) == 3
+
+
+def test_a_function_never_called_reads_back_and_compiles() -> None:
+    """Its parameter's type was left unknown: the typed text said ``_`` and compiling raised a KindError."""
+    src = f"def @main(%x: {F}) {{ let %f = fn (%a) {{ 1f32 }} in %x }}"
+    back = assert_round_trip(checked(src))
+    assert relayish.compile(back, "main", tiered=False)(np.float32(2.5)) == 2.5
+    assert relayish.compile(relayish.parse(src), "main", tiered=False)(np.float32(2.5)) == 2.5
 
 
 def test_a_free_type_argument_in_a_global_type_still_asks_for_an_annotation() -> None:
