@@ -281,6 +281,18 @@ def test_a_transpose_read_more_than_once_is_copied_into_row_order_once():
     assert got[2].base is not None  # the transpose read once: a view of x
 
 
+def test_a_rank_zero_transpose_read_twice_stays_rank_zero():
+    """Found by difftest (seed 701): the copy into row order, ``np.ascontiguousarray``, made a NumPy
+    scalar a 1-element vector, returned with shape (1,) instead of ()."""
+    module = relayish.parse("""
+    def @main(%x: Tensor(FloatType(32), Shape())) {
+      let %v = @transpose(@add(%x, 1f32), axes=()) in
+      (%v, @mul(%v, %v))
+    }""")
+    got = relayish.compile(module, "main", opt_level=0, tiered=False)(np.float32(2))
+    assert [(a.shape, float(a)) for a in got] == [((), 3.0), ((), 9.0)]
+
+
 def test_a_scalar_fill_is_a_numpy_scalar_not_a_kernel_call():
     """What AD writes for every scalar adjoint (``full(shape=())``, once per loop step)."""
     module = relayish.parse(f"""
