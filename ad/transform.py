@@ -125,7 +125,13 @@ def lift(e: Expr, ty: Type, convert: Convert) -> Expr:
 
 
 def lift_tensor(e: Expr) -> Expr:
-    return Tuple([e, RefNew(op("zeros_like", e))])
+    """``e`` (a tensor) paired with a fresh zero adjoint. ``e`` is evaluated once: a dual may write
+    the backpropagator (``Is[C](...)`` of a constructor call with float fields does), and two copies
+    would bind the same variables twice, so a link would call itself."""
+    if isinstance(e, (Var, Constant)):
+        return Tuple([e, RefNew(op("zeros_like", e))])
+    value = Var("v", None)
+    return Let(value, e, Tuple([value, RefNew(op("zeros_like", value))]))
 
 
 def adjoints(d: Expr, ty: Type, convert: Convert) -> Expr:

@@ -143,14 +143,15 @@ def _explain(args: argparse.Namespace) -> int:
 def _difftest(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .testing.difftest import run_jobs
+    from .testing.difftest import TIME_LIMIT, run_jobs
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CliError(f"--out {args.out} is not a directory", status=2)
     others = list(args.backend or ["roundtrip"]) + [f"pass:{spec}" for spec in args.passes or []]
     try:
-        report = run_jobs(args.examples, args.seed, others, out, wrong=args.wrong_arguments, jobs=args.jobs)
+        report = run_jobs(args.examples, args.seed, others, out, wrong=args.wrong_arguments, jobs=args.jobs,
+                          seconds=args.time_limit or TIME_LIMIT)
     except ValueError as err:
         raise CliError(str(err), status=2) from None
     except OSError as err:
@@ -215,6 +216,9 @@ def _parser() -> argparse.ArgumentParser:
                            "type: every backend must refuse it alike (default: 0)")
     diff.add_argument("--jobs", type=_positive, default=1,
                       help="split the programs over this many processes; job k uses seed SEED+k (default: 1)")
+    diff.add_argument("--time-limit", type=_positive, metavar="SECONDS",
+                      help="a program that takes longer in all backends together (compiling included) is a "
+                           "failure (default: 600)")
     diff.set_defaults(run=_difftest)
     return parser
 

@@ -8,19 +8,27 @@ evaluates the output of your IR-to-IR pass; ``jit`` and ``cuda`` run the compile
 (CUDA: on a GPU, or with ``NUMBA_ENABLE_CUDASIM=1``). A failure is minimized (``minimize``)
 and written to a ``.rly`` file whose comments hold the error and the arguments, so it can be
 re-run and read. ``--jobs N`` splits the programs over N processes (``run_jobs``).
+
+Generated programs end by construction, so a program that does not is itself a failure: the
+evaluator runs first, with at most ``STEP_LIMIT`` function calls, and every program has
+``time_limit`` seconds (compiling included) in all backends together.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
+import copy
 import functools
 import importlib
 import itertools
 import multiprocessing
+import signal
 import statistics
+import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import attrs
 import numpy as np
@@ -28,7 +36,7 @@ import numpy as np
 from interp import evaluate
 from typecheck import infer
 
-from ..errors import RelayRuntimeError
+from ..errors import RelayRuntimeError, StepLimitError
 from ..expr import EXPR_CLASSES
 from ..module import Module
 from ..ops.registry import all_ops
@@ -39,6 +47,37 @@ from .checks import EquivalenceError, check_equivalent, minimized_failure
 from .strategies import DEFAULT_DTYPES, Features, Program, coverage, random_programs
 
 REFERENCE = "interp"
+STEP_LIMIT = 100_000  # function calls in the evaluator; generated programs make at most a few thousand
+TIME_LIMIT = 600.0  # seconds a program may take in all backends together, compiling included
+
+
+class NotEnding(Exception):
+    """The evaluator reached ``STEP_LIMIT`` on a generated program."""
+
+
+class ProgramTimeout(BaseException):
+    """A program ran past its time limit. Not an Exception: a backend's raise counts as its answer
+    (``check_equivalent``), and this must reach ``run`` whatever catches exceptions on the way."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise ProgramTimeout in the body after ``seconds`` (the main thread of a POSIX process, where
+    Python code runs; machine code is interrupted when it returns to Python). Elsewhere: no limit."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise ProgramTimeout(f"the program ran for more than {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _roundtrip(module: Module, name: str, *args: Any, max_calls: int | None = None) -> Any:
@@ -92,17 +131,20 @@ class _Timed:
     max_calls: int | None = None
     seconds: float = 0.0
     raised: Exception | None = None
+    running: bool = False  # stays True when a ProgramTimeout stopped it
 
     def __call__(self, module: Module, name: str, *args: Any) -> Any:
         start = time.perf_counter()
-        self.raised = None
+        self.raised, self.running = None, True
         try:
-            return self.fn(module, name, *args, max_calls=self.max_calls)
+            value = self.fn(module, name, *args, max_calls=self.max_calls)
         except Exception as err:
-            self.raised = err
+            self.raised, self.running = err, False
             raise
         finally:
             self.seconds += time.perf_counter() - start
+        self.running = False
+        return value
 
 
 @attrs.define
@@ -147,19 +189,26 @@ class Report:
         rows.append(f"{'expression nodes':<22}{len(nodes) - len(missing_nodes)} of {len(nodes)} kinds{missing}")
         rows.append(f"{'operators':<22}{sum(1 for op in ops if self.coverage['@' + op])} of {len(ops)}")
         if self.failure is not None:
-            where = f"minimized program written to {self.failure_file}" if self.failure_file else "no program written"
+            where = f"the program (minimized where it ends) written to {self.failure_file}" if self.failure_file else "no program written"
             rows += ["", f"FAILED, {where}:", self.failure]
         return rows
 
 
-def _failure_text(program: Program, original: Module, error: Exception, backends: list[str], seed: int) -> str:
+def _write_failure(program: Program, original: Module, error: str, backends: list[str], seed: int,
+                   out_dir: Path) -> tuple[str, Path]:
+    """The failure's text (``program``: the minimized one), written to ``out_dir/difftest-seed<S>.rly``."""
     with np.printoptions(threshold=100, precision=17):
         args = [f"# argument {i + 1}: {arg!r}".replace("\n", "\n#   ") for i, arg in enumerate(program.args)]
-    message = "\n".join("# " + line for line in str(error).splitlines())
+    message = "\n".join("# " + line for line in error.splitlines())
     text = astext(infer(program.module))
-    sizes = f"# minimized from a program of {len(astext(original).splitlines())} lines to {len(text.splitlines())}"
+    sizes = (f"# minimized from a program of {len(astext(original).splitlines())} lines to {len(text.splitlines())}"
+             if program.module is not original else "# the program as generated (one that does not end is not minimized)")
     head = f"# relayish difftest failure (seed {seed}): {backends[0]} against {', '.join(backends[1:])}"
-    return "\n".join([head, sizes, message, "# arguments of @main:", *args, text])
+    failure = "\n".join([head, sizes, message, "# arguments of @main:", *args, text])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"difftest-seed{seed}.rly"
+    path.write_text(failure + "\n", encoding="utf-8")
+    return failure, path
 
 
 def wrong_arguments(args: tuple, rng: np.random.Generator) -> tuple | None:
@@ -194,22 +243,40 @@ def default_features(backends: list[str]) -> Features:
 
 
 def run(examples: int, seed: int, others: list[str], out_dir: Path, features: Features | None = None,
-        wrong: float = 0.0) -> Report:
+        wrong: float = 0.0, seconds: float = TIME_LIMIT) -> Report:
     """Check ``examples`` generated programs (``random_programs(seed)`` with ``features``,
     by default ``default_features``) in the evaluator and in each
     backend of ``others``; the first failure is minimized and written under ``out_dir``. A
     fraction ``wrong`` of the programs get arguments that break their types
     (``wrong_arguments``): every backend must refuse them alike, or compute alike where they
-    fit after all."""
+    fit after all. A program that runs past ``STEP_LIMIT`` calls in the evaluator or past
+    ``seconds`` in all is a failure too, written as generated (not minimized)."""
     names = _backend_names(others)
-    timed = {name: _Timed(backend(name)) for name in names}
+    timed = {name: _Timed(backend(name), STEP_LIMIT if name == REFERENCE else None) for name in names}
     report = Report(seed, names)
     rng = np.random.default_rng([seed, 1])  # the wrong arguments; programs come from ``seed`` alone
 
     def check_all(program: Program, runners: dict[str, _Timed]) -> None:
+        """The evaluator once, first (a program that does not end stops here), then each backend
+        against its result."""
+        try:
+            expected = runners[REFERENCE](program.module, program.entry, *copy.deepcopy(program.args))
+        except StepLimitError as error:
+            if runners[REFERENCE].max_calls != STEP_LIMIT:
+                raise  # the minimizer's smaller bound: a candidate that lost a loop's exit
+            raise NotEnding(f"the program did not end within {STEP_LIMIT} calls in the evaluator: "
+                            f"generated programs end by construction ({error})") from None
+        except Exception:  # noqa: BLE001 - the evaluator's raise is its answer, compared below
+            expected = None
+
+        def reference(module: Module, name: str, *args: Any) -> Any:
+            if runners[REFERENCE].raised is not None:
+                raise runners[REFERENCE].raised
+            return copy.deepcopy(expected)
+
         for name in names[1:]:
             check_equivalent(program.module, program.module, program.entry, program.args,
-                             backend_a=runners[name], backend_b=runners[REFERENCE])
+                             backend_a=runners[name], backend_b=reference)
 
     start = time.perf_counter()
     for program in itertools.islice(random_programs(seed, features or default_features(names)), examples):
@@ -223,18 +290,27 @@ def run(examples: int, seed: int, others: list[str], out_dir: Path, features: Fe
         report.op_calls.append(sum(v for k, v in counts.items() if k.startswith("@")))
         report.checked += 1
         try:
-            check_all(program, timed)
+            with time_limit(seconds):
+                check_all(program, timed)
+        except (NotEnding, ProgramTimeout) as error:  # not minimized: every candidate would take as long
+            running = next((n for n, r in timed.items() if r.running), REFERENCE)
+            message = f"{error} (running: {running})"
+            report.failure, report.failure_file = _write_failure(program, program.module, message, names, seed, out_dir)
+            break
         except EquivalenceError as error:
             failed = program
 
             def again(module: Module, max_calls: int | None) -> None:
-                check_all(attrs.evolve(failed, module=module), {n: _Timed(backend(n), max_calls) for n in names})
+                limits = {n: max_calls or (STEP_LIMIT if n == REFERENCE else None) for n in names}
+                try:
+                    with time_limit(seconds):
+                        check_all(attrs.evolve(failed, module=module), {n: _Timed(backend(n), limits[n]) for n in names})
+                except (NotEnding, ProgramTimeout) as slow:
+                    raise RuntimeError(str(slow)) from None  # a candidate that fails otherwise: not this failure
 
             small, final = minimized_failure(again, failed.module, failed.entry, error)
-            out_dir.mkdir(parents=True, exist_ok=True)
-            report.failure_file = out_dir / f"difftest-seed{seed}.rly"
-            report.failure = _failure_text(attrs.evolve(failed, module=small), failed.module, final, names, seed)
-            report.failure_file.write_text(report.failure + "\n", encoding="utf-8")
+            report.failure, report.failure_file = _write_failure(attrs.evolve(failed, module=small), failed.module,
+                                                                 str(final), names, seed, out_dir)
             break
         if changed is not None and isinstance(timed[REFERENCE].raised, RelayRuntimeError):
             report.refused += 1  # the reference refused, and every backend agreed with it
@@ -244,26 +320,26 @@ def run(examples: int, seed: int, others: list[str], out_dir: Path, features: Fe
 
 
 def _share(examples: int, seed: int, others: list[str], out_dir: Path, features: Features | None, wrong: float,
-           jobs: int, k: int) -> Report:
+           seconds: float, jobs: int, k: int) -> Report:
     """Job ``k`` of ``jobs``: its part of the programs, with seed ``seed + k``."""
-    return run(examples // jobs + (k < examples % jobs), seed + k, others, out_dir, features, wrong)
+    return run(examples // jobs + (k < examples % jobs), seed + k, others, out_dir, features, wrong, seconds)
 
 
 def run_jobs(examples: int, seed: int, others: list[str], out_dir: Path, features: Features | None = None,
-             wrong: float = 0.0, jobs: int = 1) -> Report:
+             wrong: float = 0.0, jobs: int = 1, seconds: float = TIME_LIMIT) -> Report:
     """``run`` split over ``jobs`` processes (job k: seed ``seed + k``), one merged report.
 
     Processes, not threads: the backends compile and run under the GIL. A job whose process
     dies (a crash in compiled code) is a failure of the whole run, named by its seed."""
     jobs = max(1, min(jobs, examples))
     if jobs == 1:
-        return run(examples, seed, others, out_dir, features, wrong)
+        return run(examples, seed, others, out_dir, features, wrong, seconds)
     from concurrent.futures import ProcessPoolExecutor
 
     start = time.perf_counter()
     merged = Report(seed, _backend_names(others), jobs=jobs)
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_share, examples, seed, others, out_dir, features, wrong, jobs, k) for k in range(jobs)]
+        futures = [pool.submit(_share, examples, seed, others, out_dir, features, wrong, seconds, jobs, k) for k in range(jobs)]
         for k, future in enumerate(futures):
             try:
                 part = future.result()

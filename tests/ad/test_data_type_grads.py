@@ -186,3 +186,16 @@ def @g(%x: Tensor(FloatType(64), Shape(3))) { Grad(@f)(%x) }
     for run in (lambda *a: relayish.evaluate(module, "g", *a), relayish.compile(module, "g", tiered=False)):
         value, (grad,) = run(x)
         assert np.isclose(value, (x * x).sum()) and np.allclose(grad, 2 * x)
+
+
+def test_a_constructor_test_whose_fields_are_differentiated_runs_its_dual_once() -> None:
+    """``Is[Some](Some(@sin(%x)))``: the dual of ``@sin`` links a backpropagator step. Lifting the
+    boolean result copied the expression, so the step was linked twice with the same variables and
+    the second link called itself: the backward pass never ended (difftest --backend jit, seed 700)."""
+    module = relayish.parse(f"""
+def @main(%x: {F}) -> {F} {{ if Is[Some](Some(@sin(%x))) then %x * 3f64 else %x }}
+def @vg(%x: {F}) {{ Grad(@main)(%x) }}
+""", prelude=True)
+    for run in (lambda *a: relayish.evaluate(module, "vg", *a, max_calls=1000), relayish.compile(module, "vg", tiered=False)):
+        value, (gradient,) = run(np.float64(0.5))
+        assert value == 1.5 and gradient == 3.0

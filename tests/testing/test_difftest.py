@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+import time
 
 import relayish
 from relayish.cli import main
@@ -49,7 +50,7 @@ def test_difftest_catches_a_broken_pass_and_writes_a_minimized_program(capsys, t
     assert code == 1
     assert "failures              1" in printed
     written = out_dir / "difftest-seed0.rly"
-    assert f"minimized program written to {written}" in printed
+    assert f"the program (minimized where it ends) written to {written}" in printed
     text = written.read_text()
     assert "# @main differs" in text and "# arguments of @main:" in text
     module = relayish.parse(text, filename=str(written))  # comments and all, it reads back
@@ -135,3 +136,27 @@ def test_wrong_arguments_are_refused_alike_by_the_evaluator_and_compiled_code(tm
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     wrong, refused = map(int, re.search(r"wrong arguments +(\d+) programs; (\d+) refused", result.stdout).groups())
     assert wrong >= 10 and refused >= wrong // 2, result.stdout
+
+
+def test_a_program_past_the_time_limit_is_a_failure_naming_the_backend(capsys, tmp_path, monkeypatch):
+    """A backend that does not return (here a pass that sleeps) fails the run after --time-limit
+    seconds instead of hanging it, and the program is written as generated."""
+    (tmp_path / "sleepy_passes.py").write_text("import time\n\ndef sleepy(module):\n    time.sleep(60)\n    return module\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    started = time.monotonic()
+    code = main(["difftest", "--examples", "3", "--pass", "sleepy_passes:sleepy", "--time-limit", "1", "--out", str(tmp_path)])
+    printed = capsys.readouterr().out
+    assert code == 1 and time.monotonic() - started < 30
+    assert "the program ran for more than 1 s (running: pass:sleepy_passes:sleepy)" in printed
+    relayish.parse((tmp_path / "difftest-seed0.rly").read_text())  # the program, readable
+
+
+def test_a_program_the_evaluator_does_not_finish_is_a_failure(tmp_path, monkeypatch):
+    """Generated programs end by construction: one past the evaluator's step limit is reported,
+    before any other backend runs it (a program that never ends would hang compiled code)."""
+    from relayish.testing import difftest
+
+    monkeypatch.setattr(difftest, "STEP_LIMIT", 0)  # every program with a call is past it
+    report = difftest.run(20, 4, ["jit"], tmp_path)
+    assert report.failure is not None and "did not end within 0 calls in the evaluator" in report.failure
+    assert "(running: interp)" in report.failure and report.backend_seconds["jit"] == 0
