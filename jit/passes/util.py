@@ -242,17 +242,13 @@ def checks_sizes(e: Ascribe, type_of: TypeOf) -> bool:
     return inner is None or has_unknown_dim(inner) and inner != e.type
 
 
-# operators whose result type has ``?`` though no argument type has one (the sizes are in newshape's values)
-UNKNOWN_RESULTS = frozenset({"dyn_reshape"})
-
-
 def mentions_unknown_dim(module: Module) -> bool:
     """Whether a type written in ``module`` (an annotation, a result, an ascription) has ``?``, or
-    ``module`` calls an operator whose result type has ``?`` whatever its arguments' (``UNKNOWN_RESULTS``):
+    ``module`` calls an operator whose result type has ``?`` whatever its arguments' (``OpDef.unknown_sizes``):
     where neither, no ascription checks anything."""
     for fn in module.functions.values():
         for node in post_order(fn):
-            if isinstance(node, Op) and node.name in UNKNOWN_RESULTS:
+            if isinstance(node, Op) and lookup_op(node.name).unknown_sizes:
                 return True
             ty = written_type(node)
             if ty is not None and has_unknown_dim(ty):

@@ -56,6 +56,7 @@ def define(
     signature: str | None = None,
     dtypes: str | None = None,
     differentiable: bool | None = None,
+    unknown_sizes: bool = False,
 ) -> OpDef:
     """The record of operator ``name`` computing ``fn(*arrays, **attrs)``.
 
@@ -91,6 +92,7 @@ def define(
         doc=doc,
         signature=signature if signature is not None else _default_signature(num_args),
         dtypes=dtypes if dtypes is not None else _DTYPE_NAMES[kinds],
+        unknown_sizes=unknown_sizes,
         **({} if differentiable is None else {"differentiable": differentiable}),
     )
 

@@ -14,7 +14,9 @@ means writing one record (docs/operators.md, "Adding an operator"):
   scalar code and its CPU and CUDA kernels;
 - ``lowering``: for an operator defined by others (``logsumexp``, ``layer_norm``), the
   operator calls it stands for: the compiler expands it, so its kernels are theirs;
-- ``rule`` and ``hint``: how the program generator makes a call with a given result type.
+- ``rule`` and ``hint``: how the program generator makes a call with a given result type;
+- ``unknown_sizes``: its result type has ``?`` whatever its arguments' (``dyn_reshape``), so
+  the optimizer keeps the run-time size checks of programs calling it.
 
 Gradient and lowering rules get a ``Site`` (``relayish.ops.sites``): the call's arguments
 and types and a builder of operator calls, so the records never import the expression
@@ -221,6 +223,9 @@ class OpDef:
     doc: str = ""  # the semantics: the operator table's column (docs/operators.md, relayish.ops.catalog)
     signature: str = ""  # the arguments as the table names them ("x", "a, b", "x, w[, b]")
     dtypes: str = ""  # the dtypes accepted and given ("float", "numeric", "any → bool")
+    # its result type has ``?`` whatever its arguments' types (dyn_reshape: the sizes are in a
+    # tensor's values), so a program calling it has run-time size checks though no type it writes has ``?``
+    unknown_sizes: bool = False
 
     # whether AD propagates adjoints through it: it has a gradient, or a lowering whose expansion
     # differentiates (a lowered argmin or arange does not: ``define(..., differentiable=False)``)

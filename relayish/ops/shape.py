@@ -412,6 +412,7 @@ OPS = (
         dtypes="data any; newshape int",
         num_args=2,
         relation=rel.dyn_reshape,
+        unknown_sizes=True,
         gradient=_reshaped,
         rule=gen.dyn_reshape,
         hint=Hint(None, 0, 3),
