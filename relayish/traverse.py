@@ -198,6 +198,28 @@ def bound_vars(expr: Expr) -> list[Var]:
     return found
 
 
+def bound_twice(expr: Expr) -> list[Var]:
+    """Variables bound more than once in ``expr``: by two binders (lets, parameters, patterns), or
+    by one binder reached along two paths (a sub-expression shared by two parents is evaluated, and
+    binds its variables, once per parent: a closure made the first time would see the second
+    binding). ``free_vars`` and the evaluator's frames rely on one binding per variable, so passes
+    and AD keep this empty."""
+    nodes = list(post_order(expr))  # children before parents; reversed, parents before children
+    paths = {id(expr): 1}
+    for node in reversed(nodes):
+        for child in node.children():
+            paths[id(child)] = paths.get(id(child), 0) + paths[id(node)]
+    bindings: Counter[int] = Counter()
+    found: dict[int, Var] = {}
+    for node in nodes:
+        binders = [node.var] if isinstance(node, Let) else node.params if isinstance(node, Function) else \
+            node.bound() if isinstance(node, Match) else ()
+        for var in binders:
+            bindings[id(var)] += paths[id(node)]
+            found[id(var)] = var
+    return [found[key] for key, count in bindings.items() if count > 1]
+
+
 def free_vars(expr: Expr) -> list[Var]:
     """Variables used in ``expr`` but bound outside it, in first-use order.
 

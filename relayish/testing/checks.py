@@ -36,6 +36,7 @@ from ..errors import RelayRuntimeError, RelayTypeError, StepLimitError
 from ..matches import has_match, lower_matches
 from ..module import Module
 from ..printer import astext
+from ..traverse import bound_twice
 from .compare import difference
 from .inputs import example_inputs, leaves, map_leaves
 from .minimize import minimize
@@ -191,6 +192,10 @@ def check_pass(pass_fn: Callable[[Module], Module], module: Module, name: str, a
     out = pass_fn(typed)
     if not isinstance(out, Module):
         raise PassError(f"the pass returned {type(out).__name__}, not a Module; program:\n{astext(typed)}")
+    twice = sorted({f"%{v.name_hint}" for fn in out.functions.values() for v in bound_twice(fn)})
+    if twice:
+        raise PassError(f"the pass's output binds {', '.join(twice)} more than once (a binder in two places, "
+                        f"or in a sub-expression shared by two parents)\nprogram before:\n{astext(typed)}")
     try:
         checked = infer(out)
     except RelayTypeError as err:

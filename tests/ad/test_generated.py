@@ -1,7 +1,8 @@
 """AD on generated programs.
 
 1. ``modules(grad=True)``: well-typed modules with ``Grad`` nodes anywhere (every dtype and
-   feature). Each type-checks, its expansion (``ad.expand``) type-checks and round-trips
+   feature). Each type-checks, its expansion (``ad.expand``) type-checks, binds each variable
+   once (``bound_twice``: a dual copied into two places once made a backpropagator call itself) and round-trips
    through the printer and parser, and ``@main`` evaluates on ``example_inputs(seed=0)`` without
    an error (the generator guarantees no runtime error by construction, so any error is
    the type checker's or AD's). 200 examples (2,000 with RELAYISH_HYPOTHESIS=heavy).
@@ -39,7 +40,7 @@ from relayish import ir
 from relayish.expr import Match, PatternCtor, PatternVar
 from relayish.testing import check_grad, example_inputs
 from relayish.testing.strategies import modules
-from relayish.traverse import ExprMutator, post_order
+from relayish.traverse import ExprMutator, bound_twice, post_order
 from relayish.types import DataType
 from typecheck.solver import map_type, substitute
 
@@ -60,31 +61,11 @@ def test_generated_modules_with_grad_type_check_and_evaluate(module):
     relayish.infer_types(module)
     expanded = ad.expand(module)  # the transform's output: an ordinary program, Grad-free
     assert not any(isinstance(node, ir.Grad) for fn in expanded.functions.values() for node in post_order(fn))
-    assert not [v.name_hint for fn in expanded.functions.values() for v in _bound_on_two_paths(fn)]
+    assert not [v.name_hint for fn in expanded.functions.values() for v in bound_twice(fn)]
     text = relayish.astext(expanded)
     back = relayish.infer_types(relayish.parse(text))
     assert relayish.alpha_equal(back, expanded) and relayish.astext(back) == text
     relayish.evaluate(module, "main", *example_inputs(module["main"], seed=0, type_defs=module.type_defs))
-
-
-def _bound_on_two_paths(root: ir.Expr) -> list[ir.Var]:
-    """Variables whose binder (let, parameter, pattern) is reached from ``root`` along two paths: a
-    sub-expression shared by two parents and evaluated twice binds its variables twice in one frame,
-    so a closure made the first time sees the second binding (a backpropagator that calls itself)."""
-    nodes = list(post_order(root))  # children before parents: reversed, parents first
-    paths = {id(root): 1}
-    for node in reversed(nodes):
-        for child in node.children():
-            paths[id(child)] = paths.get(id(child), 0) + paths[id(node)]
-    return [v for node in nodes if paths[id(node)] > 1 for v in _binders(node)]
-
-
-def _binders(node: ir.Expr) -> list[ir.Var]:
-    if isinstance(node, ir.Let):
-        return [node.var]
-    if isinstance(node, ir.Function):
-        return list(node.params)
-    return list(node.bound()) if isinstance(node, Match) else []
 
 
 # -- 2. the generator, smooth and in float64, against finite differences ----------------------------

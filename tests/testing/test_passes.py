@@ -12,7 +12,7 @@ import re
 import pytest
 
 import relayish
-from relayish.expr import Call, Constant, Expr, Function, Op
+from relayish.expr import Call, Constant, Expr, Function, Let, Op, Var
 from relayish.module import Module
 from relayish.testing import EquivalenceError, PassError, assert_pass_preserves, check_pass
 from relayish.testing.checks import MINIMIZE_MAX_CALLS
@@ -91,6 +91,23 @@ def test_a_pass_that_returns_no_module_is_a_pass_error():
     program = Program(relayish.parse("def @main() { 1 }"), "main", ())
     with pytest.raises(PassError, match="returned NoneType, not a Module"):
         check_pass(lambda m: None, program.module, program.entry, program.args)
+
+
+def test_a_pass_that_shares_a_binding_between_two_parents_is_a_pass_error():
+    """``let %u = body in body`` with one node for both ``body``s: the evaluator would bind ``%y``
+    twice in one frame (AD once made a backpropagator call itself this way). The values agree, so
+    only the binding check sees it."""
+    import numpy as np
+
+    def share_body(module: Module) -> Module:
+        fn = module["main"]
+        body = Let(Var("u", None), fn.body, fn.body)
+        return module.with_functions({"main": Function(fn.params, body, fn.ret_type, fn.type_params, span=fn.span)})
+
+    module = relayish.parse("def @main(%x: Tensor(FloatType(32), Shape())) { let %y = %x * 2.0 in %y + 1.0 }")
+    with pytest.raises(PassError, match="binds %y more than once"):
+        check_pass(share_body, module, "main", (np.float32(1.5),))
+    check_pass(lambda m: m, module, "main", (np.float32(1.5),))
 
 
 def test_examples_run_before_generated_programs():
