@@ -62,6 +62,8 @@ class _KindChecker:
             return ty.kind
         if isinstance(ty, Shape):
             for dim in ty.dims:
+                if dim.value is not None and dim.value < 0:
+                    raise KindError(f"kind error: a dimension is a size, at least 0, not {dim.value} (in {ty})", self.span)
                 for var in dim.free_vars():
                     yield self.expect(var, Kind.DIM, f"dimension variable {getattr(var, 'name', var)} in {ty}")
             return Kind.SHAPE
