@@ -11,7 +11,7 @@ re-run and read. ``--jobs N`` splits the programs over N processes (``run_jobs``
 
 Generated programs end by construction, so a program that does not is itself a failure: the
 evaluator runs first, with at most ``STEP_LIMIT`` function calls, and every program has
-``time_limit`` seconds (compiling included) in all backends together.
+``--time-limit`` seconds (compiling included) in all backends together.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import statistics
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import attrs
 import numpy as np
@@ -44,6 +44,7 @@ from ..parser import parse
 from ..printer import astext
 from ..types import FloatType
 from .checks import EquivalenceError, check_equivalent, minimized_failure
+from .ir_strategies import TimeLimitExceeded, time_limit
 from .strategies import DEFAULT_DTYPES, Features, Program, coverage, random_programs
 
 REFERENCE = "interp"
@@ -55,29 +56,12 @@ class NotEnding(Exception):
     """The evaluator reached ``STEP_LIMIT`` on a generated program."""
 
 
-class ProgramTimeout(BaseException):
-    """A program ran past its time limit. Not an Exception: a backend's raise counts as its answer
-    (``check_equivalent``), and this must reach ``run`` whatever catches exceptions on the way."""
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Raise ProgramTimeout in the body after ``seconds`` (the main thread of a POSIX process, where
-    Python code runs; machine code is interrupted when it returns to Python). Elsewhere: no limit."""
+def _limited(seconds: float) -> contextlib.AbstractContextManager:
+    """``time_limit`` for one program, where a timer can interrupt it: the main thread of a POSIX
+    process (machine code is interrupted when it returns to Python). Elsewhere: no limit."""
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def expire(signum: int, frame: Any) -> None:
-        raise ProgramTimeout(f"the program ran for more than {seconds:g} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        return contextlib.nullcontext()
+    return time_limit(seconds, "the program")
 
 
 def _roundtrip(module: Module, name: str, *args: Any, max_calls: int | None = None) -> Any:
@@ -131,7 +115,7 @@ class _Timed:
     max_calls: int | None = None
     seconds: float = 0.0
     raised: Exception | None = None
-    running: bool = False  # stays True when a ProgramTimeout stopped it
+    running: bool = False  # stays True when TimeLimitExceeded stopped it
 
     def __call__(self, module: Module, name: str, *args: Any) -> Any:
         start = time.perf_counter()
@@ -259,6 +243,7 @@ def run(examples: int, seed: int, others: list[str], out_dir: Path, features: Fe
     def check_all(program: Program, runners: dict[str, _Timed]) -> None:
         """The evaluator once, first (a program that does not end stops here), then each backend
         against its result."""
+        expected, raised = None, None
         try:
             expected = runners[REFERENCE](program.module, program.entry, *copy.deepcopy(program.args))
         except StepLimitError as error:
@@ -266,12 +251,12 @@ def run(examples: int, seed: int, others: list[str], out_dir: Path, features: Fe
                 raise  # the minimizer's smaller bound: a candidate that lost a loop's exit
             raise NotEnding(f"the program did not end within {STEP_LIMIT} calls in the evaluator: "
                             f"generated programs end by construction ({error})") from None
-        except Exception:  # noqa: BLE001 - the evaluator's raise is its answer, compared below
-            expected = None
+        except Exception as error:  # noqa: BLE001 - the evaluator's raise is its answer, compared below
+            raised = error
 
         def reference(module: Module, name: str, *args: Any) -> Any:
-            if runners[REFERENCE].raised is not None:
-                raise runners[REFERENCE].raised
+            if raised is not None:
+                raise raised
             return copy.deepcopy(expected)
 
         for name in names[1:]:
@@ -290,9 +275,9 @@ def run(examples: int, seed: int, others: list[str], out_dir: Path, features: Fe
         report.op_calls.append(sum(v for k, v in counts.items() if k.startswith("@")))
         report.checked += 1
         try:
-            with time_limit(seconds):
+            with _limited(seconds):
                 check_all(program, timed)
-        except (NotEnding, ProgramTimeout) as error:  # not minimized: every candidate would take as long
+        except (NotEnding, TimeLimitExceeded) as error:  # not minimized: every candidate would take as long
             running = next((n for n, r in timed.items() if r.running), REFERENCE)
             message = f"{error} (running: {running})"
             report.failure, report.failure_file = _write_failure(program, program.module, message, names, seed, out_dir)
@@ -303,9 +288,9 @@ def run(examples: int, seed: int, others: list[str], out_dir: Path, features: Fe
             def again(module: Module, max_calls: int | None) -> None:
                 limits = {n: max_calls or (STEP_LIMIT if n == REFERENCE else None) for n in names}
                 try:
-                    with time_limit(seconds):
+                    with _limited(seconds):
                         check_all(attrs.evolve(failed, module=module), {n: _Timed(backend(n), limits[n]) for n in names})
-                except (NotEnding, ProgramTimeout) as slow:
+                except (NotEnding, TimeLimitExceeded) as slow:
                     raise RuntimeError(str(slow)) from None  # a candidate that fails otherwise: not this failure
 
             small, final = minimized_failure(again, failed.module, failed.entry, error)

@@ -147,7 +147,7 @@ def test_a_program_past_the_time_limit_is_a_failure_naming_the_backend(capsys, t
     code = main(["difftest", "--examples", "3", "--pass", "sleepy_passes:sleepy", "--time-limit", "1", "--out", str(tmp_path)])
     printed = capsys.readouterr().out
     assert code == 1 and time.monotonic() - started < 30
-    assert "the program ran for more than 1 s (running: pass:sleepy_passes:sleepy)" in printed
+    assert "the program took more than 1 s (running: pass:sleepy_passes:sleepy)" in printed
     relayish.parse((tmp_path / "difftest-seed0.rly").read_text())  # the program, readable
 
 
