@@ -185,17 +185,18 @@ def use_counts(*roots: Expr) -> Counter[int]:
     return counts
 
 
+def _binds(node: Expr) -> Sequence[Var]:
+    """The variables ``node`` itself binds: a let's, a function's parameters, a match's patterns'."""
+    if isinstance(node, Let):
+        return (node.var,)
+    if isinstance(node, Function):
+        return node.params
+    return node.bound() if isinstance(node, Match) else ()
+
+
 def bound_vars(expr: Expr) -> list[Var]:
     """Variables bound by lets, function parameters and match patterns inside ``expr``, in post order."""
-    found: list[Var] = []
-    for node in post_order(expr):
-        if isinstance(node, Let):
-            found.append(node.var)
-        elif isinstance(node, Function):
-            found.extend(node.params)
-        elif isinstance(node, Match):
-            found.extend(node.bound())
-    return found
+    return [var for node in post_order(expr) for var in _binds(node)]
 
 
 def bound_twice(expr: Expr) -> list[Var]:
@@ -212,9 +213,7 @@ def bound_twice(expr: Expr) -> list[Var]:
     bindings: Counter[int] = Counter()
     found: dict[int, Var] = {}
     for node in nodes:
-        binders = [node.var] if isinstance(node, Let) else node.params if isinstance(node, Function) else \
-            node.bound() if isinstance(node, Match) else ()
-        for var in binders:
+        for var in _binds(node):
             bindings[id(var)] += paths[id(node)]
             found[id(var)] = var
     return [found[key] for key, count in bindings.items() if count > 1]
