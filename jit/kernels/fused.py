@@ -23,11 +23,14 @@ Vectors. ``_part`` prefers 512-bit vectors where the machine has them (jit/kerne
 LLVM's default for these cores is 256; W1's loop is 12% faster).
 
 Threads. The loops are a function ``_part(arrays, outputs, lo, hi)`` over ``[lo, hi)`` of the
-outermost merged axis, compiled ``nogil``, returning its own accumulators. ``_fused`` runs it over
-the whole range; for large groups (W1's million elements) ``kernel`` splits the range into chunks
-(jit/threads.py: whole tiles when that axis is the innermost one) that run on every core, and adds
-the chunks' float64 accumulators in chunk order. Chunks depend on the sizes alone, so the result is
-the same bits on any number of threads.
+outermost merged axis, compiled ``nogil``, returning its own accumulators; ``_finish`` makes the
+results of the outputs and the accumulators. For large groups (W1's million elements) ``kernel``
+splits the range into chunks (jit/threads.py: whole tiles when that axis is the innermost one) that
+run ``_part`` on every core, and adds the chunks' float64 accumulators in chunk order. Chunks depend
+on the sizes alone, so the result is the same bits on any number of threads. A smaller group runs in
+one call of ``_fused``, the same loops over the whole range and the same finish written out in one
+function: Numba compiles only the functions a program calls, and one function instead of three
+(``_fused`` calling the other two) more than halves a fused kernel's compile time.
 
 log, sin and cos need libm for some arguments (see elementwise.py): the loop flags such elements,
 and only when one occurred the whole group runs again with the exact per-element choice.
@@ -258,10 +261,10 @@ def fused_source(fn: Function) -> str:
     part_args = ", ".join([f"c{k}" if k in read else f"a{k}" for k in range(len(g.params))] + outs)
     accs = [f"acc{r}" for r in range(len(reductions))]
 
-    # _part: the loops over [lo, hi) of the outermost merged axis, into the outputs it is given;
-    # returns its own accumulators (zero outside its chunk).
-    code(1, *sizes)
-    code(1, *(f"f{k} = a{k}.reshape(-1)" for k in read))
+    # The loops over [lo, hi) of the outermost merged axis, from the contiguous operands c* into the
+    # outputs o* and accumulators acc* (zero outside the range): the body of _part (one chunk) and of
+    # _fused (the whole range, so that a group run in one call compiles one function, not three).
+    code(1, *(f"f{k} = c{k}.reshape(-1)" for k in read))
     code(1, *(f"g{q} = o{q}.reshape(-1)" for q in range(len(outputs))))
     for r in range(len(reductions)):
         kept = product([f"n{c}" for c in axes if walk[f"acc{r}"][c]])
@@ -319,12 +322,10 @@ def fused_source(fn: Function) -> str:
         code(1, "if redo:")
         code(2, *(f"acc{r}[:] = 0" for r in range(len(reductions))))
         nest(2, exact=True)
-    code(1, f"return {shape_tuple(accs)}" if accs else "return None")
-    part = code.text()
+    loops = code.text()
 
-    # _finish: the results from the outputs and the (combined) accumulators.
+    # The results from the outputs and the (combined) accumulators: the end of _finish and of _fused.
     code = _Code()
-    code(1, *sizes[:g.rank])
     returned = []
     for r in g.results:
         if id(r) not in reduced_vars:
@@ -346,14 +347,16 @@ def fused_source(fn: Function) -> str:
     code(1, f"return {shape_tuple(returned) if len(returned) > 1 else returned[0]}")
     finish = code.text()
     finish_args = ", ".join(arrays + outs + accs)
+    lines = _Code()
+    lines(1, *sizes)
+    head = lines.text()
+    lines(1, *(f"c{k} = a{k}" for k in read))  # _part is given contiguous operands
+    part_head = lines.text()
+    lines = _Code()
+    lines(1, *sizes, *contiguous, *allocations, "lo, hi = 0, n0")
+    serial_head = lines.text()
 
-    # _fused: the whole group in one call (one chunk); kernel: chunks on every thread when they pay.
-    code = _Code()
-    code(1, *sizes, *contiguous, *allocations)
-    code(1, f"{', '.join(accs)}{',' if len(accs) == 1 else ''} = _part({part_args}, 0, n0)" if accs else
-         f"_part({part_args}, 0, n0)")
-    code(1, f"return _finish({finish_args})")
-    serial = code.text()
+    # kernel: _fused, the whole group in one call, or chunks on every thread when they pay.
     per_unit = product([f"n{c}" for c in axes if c > 0])
     code = _Code()
     code(1, *sizes)
@@ -379,12 +382,13 @@ def fused_source(fn: Function) -> str:
     results = ", ".join(f"out[{i}][0]" if i in scalars else f"out[{i}]" for i in range(len(g.results)))
     wrapper = ("    return out[0]\n" if scalars else "    return out\n") if len(g.results) == 1 else \
         f"    return ({results},)\n"
-    fast = bool(unique_helpers)
+    loop_decorator = _decorator(fastmath=bool(unique_helpers), nogil=True)
+    returned_accs = f"    return {shape_tuple(accs)}\n" if accs else "    return None\n"
     return (f"{_HEADER}from jit import threads\n{WIDE_VECTORS}{unique_helpers}{fold_source}\n\n"
-            f"{_decorator(fastmath=fast, nogil=True)}\ndef _part({', '.join(arrays + outs + ['lo', 'hi'])}):\n"
-            f"    _wide_vectors()\n{part}\n\n"
-            f"{_decorator(nogil=True)}\ndef _finish({finish_args}):\n{finish}\n\n"
-            f"{_decorator(nogil=True)}\ndef _fused({params}):\n{serial}\n\n"
+            f"{loop_decorator}\ndef _part({', '.join(arrays + outs + ['lo', 'hi'])}):\n"
+            f"    _wide_vectors()\n{part_head}{loops}{returned_accs}\n\n"
+            f"{_decorator(nogil=True)}\ndef _finish({finish_args}):\n{head}{finish}\n\n"
+            f"{loop_decorator}\ndef _fused({params}):\n    _wide_vectors()\n{serial_head}{loops}{finish}\n\n"
             f"def kernel({params}):\n{wrapper_head}{wrapper}")
 
 
