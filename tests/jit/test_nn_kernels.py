@@ -328,11 +328,13 @@ def test_max_pool_gradients_of_no_images() -> None:
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
 def test_max_pool_gradients_at_the_lenet_size(dtype: str) -> None:
-    """Rows long enough for the vectorized maxima loop (int32 indices) to run, with ties and special values."""
+    """Rows long enough for the vectorized maxima loop (int32 indices) to run, with ties and special values:
+    with NaNs (floats: the loop that meets one runs again exactly) and without."""
     rng = np.random.default_rng(2)
     x, g, h = (values(rng, shape, dtype, ties=True) for shape in [(16, 20, 24, 24), (16, 20, 12, 12), (16, 20, 24, 24)])
-    check("max_pool2d_backward", [g, x], {"pool_size": 2})
-    check("max_pool2d_gather", [h, x], {"pool_size": 2})
+    for image in (x, np.where(x != x, np.inf, x)):
+        check("max_pool2d_backward", [g, image], {"pool_size": 2})
+        check("max_pool2d_gather", [h, image], {"pool_size": 2})
 
 
 def test_pool_windows_wholly_in_the_padding_and_ties() -> None:
