@@ -19,8 +19,8 @@ compiled with ``reassoc``, adds in vector lanes; a reduction over kept inner pos
 elementwise. That is more accurate than NumPy's float32 pairwise sum (float64 partial sums) at no
 extra pass over memory.
 
-Vectors. ``_part`` prefers 512-bit vectors where the machine has them (jit/kernels/vector_width.py:
-LLVM's default for these cores is 256; W1's loop is 12% faster).
+Vectors. The loops (``_part``, ``_fused``) prefer 512-bit vectors where the machine has them
+(jit/kernels/vector_width.py: LLVM's default for these cores is 256; W1's loop is 12% faster).
 
 Threads. The loops are a function ``_part(arrays, outputs, lo, hi)`` over ``[lo, hi)`` of the
 outermost merged axis, compiled ``nogil``, returning its own accumulators; ``_finish`` makes the
@@ -347,14 +347,9 @@ def fused_source(fn: Function) -> str:
     code(1, f"return {shape_tuple(returned) if len(returned) > 1 else returned[0]}")
     finish = code.text()
     finish_args = ", ".join(arrays + outs + accs)
-    lines = _Code()
-    lines(1, *sizes)
-    head = lines.text()
-    lines(1, *(f"c{k} = a{k}" for k in read))  # _part is given contiguous operands
-    part_head = lines.text()
-    lines = _Code()
-    lines(1, *sizes, *contiguous, *allocations, "lo, hi = 0, n0")
-    serial_head = lines.text()
+    head = "".join(f"    {line}\n" for line in sizes)
+    part_head = head + "".join(f"    c{k} = a{k}\n" for k in read)  # _part is given contiguous operands
+    serial_head = "".join(f"    {line}\n" for line in [*sizes, *contiguous, *allocations, "lo, hi = 0, n0"])
 
     # kernel: _fused, the whole group in one call, or chunks on every thread when they pay.
     per_unit = product([f"n{c}" for c in axes if c > 0])
