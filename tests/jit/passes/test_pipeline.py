@@ -11,6 +11,7 @@ import pytest
 
 import relayish
 from jit.passes import DEFAULT_OPT_LEVEL, optimize
+from typecheck import infer
 from relayish.cli import main
 from relayish.testing import check_pass
 from runtime.prepare import prepared
@@ -56,3 +57,19 @@ def test_the_w1_benchmark_program_runs_as_one_kernel_forward_and_one_with_its_gr
     x, w, b = (rng.standard_normal(1_000_000).astype(np.float32) for _ in range(3))
     assert kernel_calls(relayish.compile(module(), "w1_loss"), x, w, b) == Counter({"k_fused": 1})
     assert kernel_calls(relayish.compile(module(), "w1_vg"), x, w, b) == Counter({"k_fused": 1})
+
+
+def test_a_pass_that_changes_nothing_is_not_type_checked_again(monkeypatch):
+    """Type inference is most of the optimizer's time: it follows a pass only where the pass rewrote a
+    function (passes return the functions they keep as they were)."""
+    import jit.passes as passes
+    from jit.passes.anf import to_anf
+    from jit.passes.dce import eliminate_dead_code
+
+    checked = []
+    monkeypatch.setattr(passes, "infer", lambda m: checked.append(m) or infer(m))
+    module = prepared(relayish.parse(SOURCE))
+    assert passes._applied(lambda m: m.with_functions(dict(m.functions)), module) is module and checked == []
+    rewritten = passes._applied(to_anf, module)
+    assert rewritten is not module and len(checked) == 1
+    assert passes._applied(eliminate_dead_code, rewritten) is rewritten and len(checked) == 1  # nothing dead
