@@ -658,7 +658,8 @@ def avg_pool2d(attrs: dict, args: list[ArgType]) -> str:
 
 def _maxima(geometry: tuple[tuple, tuple, tuple], dtype: str) -> str:
     """``_maxima(xc, idx)``: each window's first maximum (``_first_maximum``) stored in idx (N, C, OH, OW),
-    which is returned: for floats a vectorizing pass, and the exact pass again only where it met a NaN.
+    which is returned: for floats a vectorizing pass, then the exact pass over every window only when the
+    first met a NaN.
     Callers pass int32 indices where the image's flat indices fit: the loop then vectorizes (16x20x24x24,
     pool 2: 0.035 ms instead of 0.135 with int64)."""
     pool, strides, padding = geometry
