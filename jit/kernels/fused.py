@@ -64,10 +64,10 @@ NOT_READ = {"broadcast_to_like": (1,), "cast_like": (1,)}  # shape or dtype only
 
 def not_read(op: str, nargs: int) -> tuple[int, ...]:
     """The arguments whose values ``op`` does not read (only their shapes or dtypes)."""
-    element = lookup_op(op).element
-    if element is None:
+    record = lookup_op(op)
+    if record is None or record.element is None:  # None: an operator only declared (not fused: no kernel)
         return NOT_READ.get(op, ())
-    used = arguments_used(element)
+    used = arguments_used(record.element)
     return tuple(k for k in range(nargs) if k not in used)
 
 

@@ -242,13 +242,18 @@ def checks_sizes(e: Ascribe, type_of: TypeOf) -> bool:
     return inner is None or has_unknown_dim(inner) and inner != e.type
 
 
+def _unknown_sizes(name: str) -> bool:
+    op = lookup_op(name)
+    return op is not None and op.unknown_sizes  # None: an operator only declared, which raises when called
+
+
 def mentions_unknown_dim(module: Module) -> bool:
     """Whether a type written in ``module`` (an annotation, a result, an ascription) has ``?``, or
     ``module`` calls an operator whose result type has ``?`` whatever its arguments' (``OpDef.unknown_sizes``):
     where neither, no ascription checks anything."""
     for fn in module.functions.values():
         for node in post_order(fn):
-            if isinstance(node, Op) and lookup_op(node.name).unknown_sizes:
+            if isinstance(node, Op) and _unknown_sizes(node.name):
                 return True
             ty = written_type(node)
             if ty is not None and has_unknown_dim(ty):

@@ -396,3 +396,17 @@ def test_scatter_add_of_one_index_overflows_without_a_warning():
             warnings.simplefilter("error")
             got = compiled(*args)
         np.testing.assert_array_equal(got, relayish.evaluate(module, name, *args), strict=True)
+
+
+def test_a_declared_operator_is_a_compile_error_at_its_call():
+    """An operator declared in the text and never defined has no kernel: compiling a program that
+    calls it is a CompileError at the call, which the optimizer's passes (partial evaluation, fusion
+    beside an elementwise neighbour) reach without failing themselves; the evaluator raises at the call."""
+    module = relayish.parse("operator @g : (Tensor(FloatType(32), Shape(2))) -> Tensor(FloatType(32), Shape(2))\n"
+                            "def @main(%x: Tensor(FloatType(32), Shape(2))) { @g(%x) * 2f32 }")
+    x = np.ones(2, np.float32)
+    with pytest.raises(RelayRuntimeError, match="operator @g has no kernel") as info:
+        relayish.compile(module, "main", tiered=False)(x)
+    assert (info.value.span.line, info.value.span.col) == (2, 50)
+    with pytest.raises(RelayRuntimeError, match="operator @g is declared but has no implementation"):
+        relayish.evaluate(module, "main", x)
