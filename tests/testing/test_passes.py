@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import re
 
+import numpy as np
 import pytest
 
 import relayish
@@ -97,8 +98,6 @@ def test_a_pass_that_shares_a_binding_between_two_parents_is_a_pass_error():
     """``let %u = body in body`` with one node for both ``body``s: the evaluator would bind ``%y``
     twice in one frame (AD once made a backpropagator call itself this way). The values agree, so
     only the binding check sees it."""
-    import numpy as np
-
     def share_body(module: Module) -> Module:
         fn = module["main"]
         body = Let(Var("u", None), fn.body, fn.body)
