@@ -14,10 +14,12 @@ Operands constant along the innermost axis are read once per row.
 
 Reductions accumulate in float64 (int64/uint64 for integers, which wrap to the dtype at the end as
 NumPy's sums do). Where the innermost axis is reduced, the loop runs in tiles of ``TILE`` elements:
-the values go to a small buffer (the element loop stays vectorizable) whose sum a separate function,
-compiled with ``reassoc``, adds in vector lanes; a reduction over kept inner positions adds rows
-elementwise. That is more accurate than NumPy's float32 pairwise sum (float64 partial sums) at no
-extra pass over memory.
+a tile's floats are summed in their own dtype with ``_lane_add`` (jit/kernels/vectorize.py), which
+LLVM adds in vector lanes (some 32 partial sums of 32 elements each for float32), and the tile's sum
+joins the float64 total; a reduction over kept inner positions adds rows elementwise. The error is
+that of NumPy's pairwise sum, which also adds float32 values in short float32 runs; a tile's sum
+in float64 instead (values stored to a buffer, then converted and added) made W1's forward loop
+1.5x slower.
 
 Vectors. The loops (``_part``, ``_fused``) prefer 512-bit vectors where the machine has them
 (jit/kernels/vector_width.py: LLVM's default for these cores is 256; W1's loop is 12% faster).
@@ -54,9 +56,9 @@ from relayish.types import BaseType, Shape, TensorType, Type
 from .elementwise import _HEADER, _Code, _conversion, _decorator, element_code
 from .reduce import literal, numpy_type, product, shape_tuple
 from .registry import kernel_from_source
-from .vector_width import SOURCE as WIDE_VECTORS
+from .vectorize import SOURCE as VECTORIZE
 
-TILE = 1024  # elements per tile of a loop whose innermost axis is reduced (the buffer stays in L1)
+TILE = 1024  # elements per tile of a loop whose innermost axis is reduced (summed in the dtype)
 REDUCTIONS = ("sum", "mean")
 COPIES = ("broadcast_to", "broadcast_to_like")
 NOT_READ = {"broadcast_to_like": (1,), "cast_like": (1,)}  # shape or dtype only
@@ -242,13 +244,12 @@ def fused_source(fn: Function) -> str:
 
     inner = len(merged) - 1
     tiled = [r for r, *_ in enumerate(reductions) if not walk[f"acc{r}"][inner]]
-    accumulators, buffers = [], []
+    accumulators, tile_sums = [], []  # the sums' types; a tile of floats is summed in lanes of its own dtype
     for var, call, _, _ in reductions:
         dtype = _dtype(call.args[0].type_annotation)
         accumulators.append("np.float64" if dtype.startswith("float") else
                             "np.uint64" if dtype.startswith("uint") else "np.int64")
-        buffers.append(numpy_type(dtype))
-    folds = {r: f"_fold_{buffers[r][3:]}" for r in tiled}
+        tile_sums.append(numpy_type(dtype) if dtype.startswith("float") else accumulators[-1])
     fixups = any(fix for *_, fix in element)
     sizes = [f"N{d} = {g.size(d)}" for d in range(g.rank)] + \
         [f"n{c} = {product([f'N{d}' for d in m])}" for c, m in enumerate(merged)]
@@ -269,8 +270,6 @@ def fused_source(fn: Function) -> str:
     for r in range(len(reductions)):
         kept = product([f"n{c}" for c in axes if walk[f"acc{r}"][c]])
         code(1, f"acc{r} = np.zeros({kept}, {accumulators[r]})")
-        if r in tiled:
-            code(1, f"buf{r} = np.empty({TILE}, {buffers[r]})")
 
     def nest(level: int, exact: bool) -> None:
         """The loops over the merged axes; ``exact``: the elements approximations do not cover go to libm."""
@@ -289,7 +288,7 @@ def fused_source(fn: Function) -> str:
         if tiled:
             code(level, f"for t in range({start}, {end}, {TILE}):")
             level += 1
-            code(level, f"m = min({TILE}, {end} - t)")
+            code(level, f"m = min({TILE}, {end} - t)", *(f"p{r} = {tile_sums[r]}(0)" for r in tiled))
             count, offset = "m", " + t"
         views = {"f": "w", "g": "u", "acc": "s"}
         for e in entities:
@@ -308,9 +307,14 @@ def fused_source(fn: Function) -> str:
                     body.append(f"redo |= {fix[0]}")
         body += [f"u{q}[j] = {names[id(r)]}" for q, r in enumerate(outputs)]
         for r, (_, _, source, _) in enumerate(reductions):
-            body.append(f"buf{r}[j] = {source}" if r in tiled else f"s{r}[j] += {accumulators[r]}({source})")
+            if r not in tiled:
+                body.append(f"s{r}[j] += {accumulators[r]}({source})")
+            elif tile_sums[r].startswith("np.float"):
+                body.append(f"p{r} = _lane_add(p{r}, {tile_sums[r]}({source}))")
+            else:
+                body.append(f"p{r} += {tile_sums[r]}({source})")
         code(level + 1, *body)
-        code(level, *(f"q{r} += {folds[r]}(buf{r}, m)" for r in tiled))
+        code(level, *(f"q{r} += {accumulators[r]}(p{r})" for r in tiled))
         if tiled:
             level -= 1
         code(level, *(f"acc{r}[{base[f'acc{r}']}] += q{r}" for r in tiled))
@@ -372,34 +376,18 @@ def fused_source(fn: Function) -> str:
     wrapper_head = code.text()
 
     unique_helpers = "".join(dict.fromkeys(h for h in helpers if h))
-    fold_source = "".join(_fold(name, acc) for name, acc in dict.fromkeys((folds[r], accumulators[r]) for r in tiled))
     scalars = [i for i, r in enumerate(g.results) if not _tensor(r.type_annotation).shape.dims]
     results = ", ".join(f"out[{i}][0]" if i in scalars else f"out[{i}]" for i in range(len(g.results)))
     wrapper = ("    return out[0]\n" if scalars else "    return out\n") if len(g.results) == 1 else \
         f"    return ({results},)\n"
     loop_decorator = _decorator(fastmath=bool(unique_helpers), nogil=True)
     returned_accs = f"    return {shape_tuple(accs)}\n" if accs else "    return None\n"
-    return (f"{_HEADER}from jit import threads\n{WIDE_VECTORS}{unique_helpers}{fold_source}\n\n"
+    return (f"{_HEADER}from jit import threads\n{VECTORIZE}{unique_helpers}\n\n"
             f"{loop_decorator}\ndef _part({', '.join(arrays + outs + ['lo', 'hi'])}):\n"
             f"    _wide_vectors()\n{part_head}{loops}{returned_accs}\n\n"
             f"{_decorator(nogil=True)}\ndef _finish({finish_args}):\n{head}{finish}\n\n"
             f"{loop_decorator}\ndef _fused({params}):\n    _wide_vectors()\n{serial_head}{loops}{finish}\n\n"
             f"def kernel({params}):\n{wrapper_head}{wrapper}")
-
-
-def _fold(name: str, accumulator: str) -> str:
-    """A tile's sum in ``accumulator``. Compiled with ``reassoc`` (for this loop alone, not the element
-    loop), so LLVM adds in vector lanes: 1.5x faster for W1 than eight scalar partial sums. The order
-    of additions is fixed by the machine code, so results repeat on one machine."""
-    return f"""
-
-@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={{"reassoc"}})
-def {name}(buf, m):
-    s = {accumulator}(0)
-    for k in range(m):
-        s += {accumulator}(buf[k])
-    return s
-"""
 
 
 def fused_kernel(fn: Function) -> Callable[..., Any]:
