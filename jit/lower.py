@@ -35,6 +35,7 @@ from relayish.expr import (
 )  # fmt: skip
 from relayish.module import Module
 from relayish.ops.limits import check_tensor, max_tensor_bytes, tensor_bytes, tensor_types
+from relayish.ops.reduce import counted_axes
 from relayish.ops.registry import is_user_op, lookup_op
 from relayish.traverse import free_vars, post_order, use_counts
 from relayish.types import BaseType, FloatType, Kind, Shape, TensorType, TupleType, Type, TypeVar, has_unknown_dim
@@ -558,6 +559,8 @@ class Lowering:
                     f"{self.constant(e.span, 'span')}, {self.current!r})")
         if op.name == "dyn_reshape":
             return f"_dyn_reshape({', '.join(args)}, {self.constant(e.span, 'span')}, {self.current!r})"
+        if op.name == "ndarray_size" and isinstance(types[0], TensorType) and isinstance(types[0].shape, Shape):
+            return size_expression(args[0], types[0].shape.rank, attrs)
         if op.name in HOST_OPS:
             return f"{self.constant(functools.partial(op.compute, **attrs), op.name)}({', '.join(args)})[()]"
         try:
@@ -645,6 +648,17 @@ def in_python(fn: Any, *args: Any) -> Any:
 # alone, by its reference semantics (a NumPy or device array's shape is on the host); dyn_reshape by the
 # target's runtime, which reads newshape's values and reshapes the data (a view) without moving it.
 HOST_OPS = frozenset({"ndarray_size", "dyn_reshape"})
+
+
+def size_expression(arg: str, rank: int, attrs: dict) -> str:
+    """``ndarray_size`` of ``arg`` (of rank ``rank``) from its shape: the product of the counted sizes,
+    converted as the operator's NumPy semantics converts it (0.2 us; calling those semantics took 6 us
+    of W2's gradient with a ``Dim`` batch, where the static program has a constant)."""
+    sizes = " * ".join(f"{arg}.shape[{a}]" for a in counted_axes(attrs["axis"], attrs["exclude"], rank)) or "1"
+    dtype = attrs["dtype"].to_numpy()
+    if dtype.kind == "f":  # a size is below 2**53: exact in float64, rounded once to the dtype
+        return f"_np.{dtype.name}({sizes})"
+    return f"_np.int64({sizes}).astype(_np.{dtype.name})"  # wraps as the semantics' astype does
 
 
 def view_expression(name: str, attrs: dict, nodes: list[Expr], args: list[str], types: list[Type]) -> str | None:

@@ -263,6 +263,24 @@ def test_transposes_and_takes_of_a_constant_index_are_numpy_views():
         far(x)
 
 
+def test_ndarray_size_of_symbolic_dimensions_is_read_from_the_shape():
+    """What the gradient of a mean over a ``Dim`` batch divides by: an expression of the argument's
+    shape, no call of the operator's semantics; its value and dtype are the evaluator's (a size
+    that overflows int8 wraps as NumPy's astype does)."""
+    module = relayish.parse("""
+    def @main[n: Dim, m: Dim](%x: Tensor(FloatType(32), Shape(n, 3, m))) {
+      (@ndarray_size(%x), @ndarray_size(%x, axis=(0, 2), dtype=FloatType(64)),
+       @ndarray_size(%x, axis=1, exclude=true, dtype=IntType(8)), @ndarray_size(%x, axis=(0, 1, 2), exclude=true))
+    }""")
+    compiled = relayish.compile(module, "main", tiered=False)
+    assert "ndarray_size" not in compiled.source
+    for shape in [(2, 3, 5), (0, 3, 4), (50, 3, 7)]:
+        x = np.ones(shape, np.float32)
+        got, expected = compiled(x), relayish.evaluate(module, "main", x)
+        for a, b in zip(got, expected):
+            np.testing.assert_array_equal(a, b, strict=True)
+
+
 def test_a_transpose_read_more_than_once_is_copied_into_row_order_once():
     """W4's backward multiplies by Wh^T at every step: one C-ordered copy instead of a view each
     product reads in column order; a transpose read once stays a view."""
