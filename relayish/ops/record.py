@@ -17,6 +17,8 @@ means writing one record (docs/operators.md, "Adding an operator"):
 - ``rule`` and ``hint``: how the program generator makes a call with a given result type;
 - ``unknown_sizes``: its result type has ``?`` whatever its arguments' (``dyn_reshape``), so
   the optimizer keeps the run-time size checks of programs calling it.
+- ``definition``: for an operator defined by an index expression (``relayish.ix``), that
+  definition, from which its other parts are derived.
 
 Gradient and lowering rules get a ``Site`` (``relayish.ops.sites``): the call's arguments
 and types and a builder of operator calls, so the records never import the expression
@@ -226,6 +228,9 @@ class OpDef:
     # its result type has ``?`` whatever its arguments' types (dyn_reshape: the sizes are in a
     # tensor's values), so a program calling it has run-time size checks though no type it writes has ``?``
     unknown_sizes: bool = False
+    # an operator defined by an index expression: its definition (relayish/ix), from which the
+    # other parts are derived
+    definition: Any = field(default=None, eq=False)
 
     # whether AD propagates adjoints through it: it has a gradient, or a lowering whose expansion
     # differentiates (a lowered argmin or arange does not: ``define(..., differentiable=False)``)

@@ -1,0 +1,244 @@
+"""The index-expression language: an operator's output element as an expression over index variables.
+
+A definition (``Definition``) names the output's shape (dimensions computed from the inputs'
+dimensions, symbolic ones included) and one expression (``body``) for the element at output
+position ``(i0, i1, ...)``. Expressions are trees of these nodes:
+
+- ``Var``: an index variable ranging over ``0 .. extent - 1``: an output index, or a reduction
+  axis (``ix.axis``) bound by the ``Reduce`` that names it;
+- ``Lit``: a Python number; ``Size``: a dimension of the inputs (``A.shape[0]``) as a value;
+- ``Read``: input ``k`` at integer index expressions (affine, or anything integer: ``x[idx[i], j]``);
+- ``Bin`` (arithmetic, comparisons, ``&``, ``|``, ``maximum``, ``minimum``), ``Unary`` (``-``, ``~``
+  and the scalar functions of ``FUNCTIONS``), ``Where``, ``Cast``;
+- ``Reduce``: sum, prod, max or min of its body over the named axes.
+
+Nodes build by Python's operators (``A[i, k] * B[k, j] + 1``; comparisons too, so ``==`` builds a
+node: nodes hash by identity). A node has no truth value: ``ix.where`` chooses.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Union
+
+import attrs
+import numpy as np
+
+from ..dims import Dim
+from ..errors import RelayError
+
+ARITHMETIC = ("+", "-", "*", "/", "//", "%", "maximum", "minimum")
+COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
+LOGICAL = ("&", "|")
+FUNCTIONS = ("exp", "log", "tanh", "sqrt", "abs", "sin", "cos", "sigmoid")
+REDUCTIONS = ("sum", "prod", "max", "min")
+
+
+class Node:
+    """An index expression; Python's operators build larger ones."""
+
+    __hash__ = object.__hash__
+
+    def __add__(self, other: Any) -> Node:
+        return Bin("+", self, node(other))
+
+    def __radd__(self, other: Any) -> Node:
+        return Bin("+", node(other), self)
+
+    def __sub__(self, other: Any) -> Node:
+        return Bin("-", self, node(other))
+
+    def __rsub__(self, other: Any) -> Node:
+        return Bin("-", node(other), self)
+
+    def __mul__(self, other: Any) -> Node:
+        return Bin("*", self, node(other))
+
+    def __rmul__(self, other: Any) -> Node:
+        return Bin("*", node(other), self)
+
+    def __truediv__(self, other: Any) -> Node:
+        return Bin("/", self, node(other))
+
+    def __rtruediv__(self, other: Any) -> Node:
+        return Bin("/", node(other), self)
+
+    def __floordiv__(self, other: Any) -> Node:
+        return Bin("//", self, node(other))
+
+    def __rfloordiv__(self, other: Any) -> Node:
+        return Bin("//", node(other), self)
+
+    def __mod__(self, other: Any) -> Node:
+        return Bin("%", self, node(other))
+
+    def __rmod__(self, other: Any) -> Node:
+        return Bin("%", node(other), self)
+
+    def __neg__(self) -> Node:
+        return Unary("-", self)
+
+    def __invert__(self) -> Node:
+        return Unary("~", self)
+
+    def __and__(self, other: Any) -> Node:
+        return Bin("&", self, node(other))
+
+    def __rand__(self, other: Any) -> Node:
+        return Bin("&", node(other), self)
+
+    def __or__(self, other: Any) -> Node:
+        return Bin("|", self, node(other))
+
+    def __ror__(self, other: Any) -> Node:
+        return Bin("|", node(other), self)
+
+    def __lt__(self, other: Any) -> Node:
+        return Bin("<", self, node(other))
+
+    def __le__(self, other: Any) -> Node:
+        return Bin("<=", self, node(other))
+
+    def __gt__(self, other: Any) -> Node:
+        return Bin(">", self, node(other))
+
+    def __ge__(self, other: Any) -> Node:
+        return Bin(">=", self, node(other))
+
+    def __eq__(self, other: Any) -> Node:  # type: ignore[override]
+        return Bin("==", self, node(other))
+
+    def __ne__(self, other: Any) -> Node:  # type: ignore[override]
+        return Bin("!=", self, node(other))
+
+    def __bool__(self) -> bool:
+        raise RelayError("an index expression has no truth value while the operator is defined: "
+                         "choose between values with ix.where(condition, a, b)")
+
+
+@attrs.define(eq=False)
+class Var(Node):
+    """An index variable over ``0 .. extent - 1``: an output index, or a reduction axis."""
+
+    name: str
+    extent: Dim
+    reduction: bool
+
+
+@attrs.define(eq=False)
+class Lit(Node):
+    value: Union[bool, int, float]
+
+
+@attrs.define(eq=False)
+class Size(Node):
+    """A dimension of the inputs, as an integer value (``A.shape[1] - 1``)."""
+
+    dim: Dim
+
+
+@attrs.define(eq=False)
+class Read(Node):
+    input: int  # the position of the input
+    indices: tuple[Node, ...]
+
+
+@attrs.define(eq=False)
+class Bin(Node):
+    op: str
+    a: Node
+    b: Node
+
+
+@attrs.define(eq=False)
+class Unary(Node):
+    op: str  # "-", "~" or one of FUNCTIONS
+    a: Node
+
+
+@attrs.define(eq=False)
+class Where(Node):
+    cond: Node
+    a: Node
+    b: Node
+
+
+@attrs.define(eq=False)
+class Cast(Node):
+    dtype: str  # a NumPy dtype name
+    a: Node
+
+
+@attrs.define(eq=False)
+class Reduce(Node):
+    kind: str  # one of REDUCTIONS
+    axes: tuple[Var, ...]
+    body: Node
+
+
+@attrs.frozen
+class InputDim:
+    """The atom of a dimension of an input (``A.shape[axis]``) in a definition's dimensions."""
+
+    input: int
+    axis: int
+    name: str = attrs.field(eq=False)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+@attrs.define(eq=False)
+class Definition:
+    """An operator defined by an index expression: ``output[indices] = body``."""
+
+    name: str
+    inputs: tuple[str, ...]  # the parameters' names
+    ranks: tuple[int | None, ...]  # each input's rank as its reads give it (None: only its shape is used)
+    shape_axes: tuple[int, ...]  # per input, the number of leading axes whose sizes it uses (shape[k])
+    indices: tuple[Var, ...]  # the output's index variables; their extents are the output's shape
+    body: Node
+    dtype: str | None  # the output dtype asked for (None: the body's)
+    where: str  # the defining function's file:line, for messages
+
+    @property
+    def shape(self) -> tuple[Dim, ...]:
+        return tuple(v.extent for v in self.indices)
+
+
+def node(value: Any) -> Node:
+    """``value`` as a node: nodes as they are, Python numbers as literals, dimensions as sizes."""
+    if isinstance(value, Node):
+        return value
+    if isinstance(value, Dim):
+        return Size(value)
+    if isinstance(value, (bool, int, float)):
+        return Lit(value)
+    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+        return Lit(value.item())
+    raise RelayError(f"an index expression cannot hold {value!r} ({type(value).__name__}): "
+                     "use inputs, index variables, dimensions and Python numbers")
+
+
+def children(n: Node) -> tuple[Node, ...]:
+    """The nodes ``n`` is built from, in order."""
+    if isinstance(n, Read):
+        return n.indices
+    if isinstance(n, (Bin, Where)):
+        return (n.a, n.b) if isinstance(n, Bin) else (n.cond, n.a, n.b)
+    if isinstance(n, (Unary, Cast)):
+        return (n.a,)
+    if isinstance(n, Reduce):
+        return (n.body,)
+    return ()
+
+
+def nodes(root: Node) -> Iterator[Node]:
+    """Every node under ``root`` (itself included), each once."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if id(n) not in seen:
+            seen.add(id(n))
+            yield n
+            stack.extend(children(n))
