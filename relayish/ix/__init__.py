@@ -1,8 +1,8 @@
 """Operators defined by index expressions (docs/index-expressions.md).
 
 ``@ix.operator`` turns a Python function describing an operator's output element into an
-operator like the standard ones: the type checker runs the relation derived from it and the
-evaluator its NumPy semantics::
+operator like the standard ones: the type checker runs the relation derived from it, the
+evaluator its NumPy semantics, and AD its derived adjoints::
 
     from relayish import ix
 

@@ -4,9 +4,9 @@ The function gets one placeholder per input: ``A[i, k]`` reads it, ``A.shape[0]`
 dimension (a ``Dim``: arithmetic on it is symbolic). It returns ``ix.tensor(shape, body)``, where
 ``body(i, j, ...)`` gives the element at output position ``(i, j, ...)``. The definition is
 checked as it is traced (reduction axes used inside their reduction, one rank per input) and
-registered as operator ``@name`` with its type relation and NumPy semantics derived from it
-(relayish/ix/relation.py, semantics.py): ``relay.name(...)`` in ``@relay`` code and ``@name(...)``
-in the text then call it.
+registered as operator ``@name`` with its type relation, NumPy semantics and gradient derived
+from it (relayish/ix/relation.py, semantics.py, derive.py): ``relay.name(...)`` in ``@relay`` code
+and ``@name(...)`` in the text then call it.
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ from ..dims import Dim, as_dim
 from ..errors import RelayError
 from ..ops import registry
 from ..ops.record import OpDef, Pattern, Raises
+from ..ops.sites import Site
 from .language import (
     FUNCTIONS, REDUCTIONS, Bin, Cast, Definition, InputDim, Node, Read, Reduce, Unary, Var, Where, children, node,
 )  # fmt: skip
+from .derive import adjoint
 from .relation import relation
 from .semantics import evaluate
 
@@ -138,14 +140,37 @@ def operator(fn: Callable[..., Tensor] | None = None, *, name: str | None = None
     if fn is None:
         return lambda f: operator(f, name=name)
     defn = trace(fn, name or fn.__name__)
-    op = OpDef(defn.name, lambda *arrays: evaluate(defn, *arrays), Pattern.OPAQUE, len(defn.inputs),
-               relation(defn), raises=Raises.MAYBE, doc=f"defined by an index expression ({defn.where})",
-               definition=defn)
     if defn.name in registry.all_ops():
         raise RelayError(f"@{defn.name} is a standard operator: give the index-expression one another name")
-    registry.unregister_user_op(defn.name)
+    for known in registry.user_op_names():  # an earlier definition's adjoints must not outlive it
+        if known == defn.name or known.startswith(defn.name + "__d"):
+            registry.unregister_user_op(known)
+    return register(defn)
+
+
+def register(defn: Definition) -> OpDef:
+    """Register ``defn``'s operator, its gradient the adjoints derived from it when AD first asks."""
+    op = OpDef(defn.name, lambda *arrays: evaluate(defn, *arrays), Pattern.OPAQUE, len(defn.inputs),
+               relation(defn), gradient=_gradient(defn), raises=Raises.MAYBE,
+               doc=f"defined by an index expression ({defn.where})", definition=defn)
     registry.register_user_op(op)
     return op
+
+
+def _gradient(defn: Definition) -> Callable[[Site], list[Any]]:
+    def gradient(s: Site) -> list[Any]:
+        adjoints: list[Any] = []
+        for k, ty in enumerate(s.types):
+            if ty.dtype.numpy_kind != "f":  # integers (indices) have no adjoint
+                adjoints.append(None)
+                continue
+            name = f"{defn.name}__d{k}"
+            if registry.lookup_op(name) is None:
+                register(adjoint(defn, k))
+            adjoints.append(s.op(name, *s.args, s.g))
+        return adjoints
+
+    return gradient
 
 
 def trace(fn: Callable[..., Tensor], name: str) -> Definition:
@@ -179,6 +204,9 @@ def _check_scopes(out: Tensor) -> None:
         if isinstance(n, Var) and not (n.reduction and id(n) in bound or not n.reduction and id(n) in own):
             raise RelayError(f"the reduction axis {n.name} is used outside a reduction over it" if n.reduction else
                              f"the index {n.name} belongs to another definition")
+        if isinstance(n, Reduce) and any(id(a) in bound for a in n.axes):
+            raise RelayError(f"a reduction over {', '.join(a.name for a in n.axes)} is inside another over the "
+                             "same axis: make another ix.axis for it")
         inner = bound | {id(a) for a in n.axes} if isinstance(n, Reduce) else bound
         stack.extend((c, inner) for c in children(n))
 

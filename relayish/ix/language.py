@@ -188,8 +188,19 @@ class InputDim:
 
 
 @attrs.define(eq=False)
+class Scatter:
+    """One part of an adjoint: over the grid of ``space``, ``value`` is added at position ``targets``
+    (positions outside the result are skipped: their values are zero where the forward read was guarded)."""
+
+    space: tuple[Var, ...]
+    targets: tuple[Node, ...]
+    value: Node
+
+
+@attrs.define(eq=False)
 class Definition:
-    """An operator defined by an index expression: ``output[indices] = body``."""
+    """An operator defined by an index expression: ``output[indices] = body``; or, derived from one,
+    an adjoint: the sum of ``scatters`` into an array of input ``target``'s shape and dtype."""
 
     name: str
     inputs: tuple[str, ...]  # the parameters' names
@@ -199,10 +210,18 @@ class Definition:
     body: Node
     dtype: str | None  # the output dtype asked for (None: the body's)
     where: str  # the defining function's file:line, for messages
+    scatters: tuple[Scatter, ...] = ()
+    target: int | None = None
 
     @property
     def shape(self) -> tuple[Dim, ...]:
         return tuple(v.extent for v in self.indices)
+
+    def roots(self) -> list[Node]:
+        """The expressions the definition evaluates."""
+        if self.target is None:
+            return [self.body]
+        return [n for s in self.scatters for n in (s.value, *s.targets)]
 
 
 def node(value: Any) -> Node:
@@ -232,13 +251,29 @@ def children(n: Node) -> tuple[Node, ...]:
     return ()
 
 
-def nodes(root: Node) -> Iterator[Node]:
-    """Every node under ``root`` (itself included), each once."""
+def nodes(*roots: Node) -> Iterator[Node]:
+    """Every node under ``roots`` (themselves included), each once."""
     seen: set[int] = set()
-    stack = [root]
+    stack = list(roots)
     while stack:
         n = stack.pop()
         if id(n) not in seen:
             seen.add(id(n))
             yield n
             stack.extend(children(n))
+
+
+def post_order(*roots: Node) -> Iterator[Node]:
+    """Every node under ``roots``, each once, after the nodes it is built from."""
+    done: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False) for root in roots]
+    while stack:
+        n, ready = stack.pop()
+        if id(n) in done:
+            continue
+        if ready:
+            done.add(id(n))
+            yield n
+            continue
+        stack.append((n, True))
+        stack.extend((c, False) for c in children(n) if id(c) not in done)

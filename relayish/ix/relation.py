@@ -25,7 +25,7 @@ from ..errors import RelayTypeError
 from ..types import BaseType, Shape, TensorType, Type
 from .language import (
     COMPARISONS, FUNCTIONS, LOGICAL, Bin, Cast, Definition, InputDim, Lit, Node, Read, Reduce, Size, Unary, Var,
-    Where, children, nodes,
+    Where, nodes, post_order,
 )  # fmt: skip
 
 DType = Union[np.dtype, str]  # a NumPy dtype, or a weak kind: "int" or "float"
@@ -68,15 +68,7 @@ def dtypes(defn: Definition, inputs: Sequence[np.dtype]) -> dict[int, DType]:
     """Every node's dtype, by ``id``, for inputs of dtypes ``inputs``; RelayTypeError for an index
     that is not an integer or a ``where`` condition that is not a boolean."""
     found: dict[int, DType] = {}
-    stack: list[tuple[Node, bool]] = [(defn.body, False)]
-    while stack:
-        n, ready = stack.pop()
-        if id(n) in found:
-            continue
-        if not ready:
-            stack.append((n, True))
-            stack.extend((c, False) for c in children(n) if id(c) not in found)
-            continue
+    for n in post_order(*defn.roots()):
         found[id(n)] = _dtype(n, found, inputs, defn)
     return found
 
@@ -139,6 +131,8 @@ def relation(defn: Definition) -> Any:
                 sizes[InputDim(k, axis, f"{name}.shape[{axis}]")] = d
         found = dtypes(defn, [t.dtype.to_numpy() for t in args])  # type: ignore[union-attr]
         _check_lone_reads(defn, args, sizes)
+        if defn.target is not None:  # an adjoint: of its input's type
+            return args[defn.target]
         dims = [d.substitute(sizes) for d in defn.shape]
         return TensorType(BaseType.from_numpy(output_dtype(defn, found[id(defn.body)])), Shape(*dims))
 
@@ -146,7 +140,7 @@ def relation(defn: Definition) -> Any:
 
 
 def _check_lone_reads(defn: Definition, args: list[Type], sizes: dict[object, Dim]) -> None:
-    for n in nodes(defn.body):
+    for n in nodes(*defn.roots()):
         if not isinstance(n, Read):
             continue
         dims = args[n.input].shape.dims  # type: ignore[union-attr]

@@ -1,12 +1,13 @@
 """The reference semantics of an index-expression operator, in NumPy: what the evaluator runs and
-the oracle for its derived parts.
+the oracle for its derived parts. An adjoint (relayish/ix/derive.py) evaluates each scatter's
+value and positions over its grid and adds them with ``np.add.at``, in float64.
 
 Every index variable in scope owns one axis of a grid: the output's indices first, then each
 enclosing reduction's axes, innermost last. A node's value is an array over that grid, of size 1
 along the axes it does not depend on, so a read ``A[i, k]`` costs the sizes of ``i`` and ``k``
 alone and only products of reads fill the grid. A ``Reduce`` folds its trailing axes with NumPy
 (``sum`` pairwise, as NumPy sums; an empty range gives the identity: 0, 1, or -inf / +inf, and for
-integers the dtype's limits). A nested reduction over an axis already in scope shadows it.
+integers the dtype's limits). No reduction binds an axis already in scope (the definition is refused).
 
 Reads outside an input: the index is clipped to read something, and the element is marked
 invalid; ``where`` keeps the marks of the branch it chooses and arithmetic the marks of both
@@ -49,6 +50,8 @@ def evaluate(defn: Definition, *arrays: np.ndarray) -> np.ndarray:
         found = dtypes(defn, [a.dtype for a in arrays])
     except RelayTypeError as err:
         raise ValueError(f"{defn.name}: {err.message}") from None
+    if defn.target is not None:
+        return _adjoint(defn, arrays, found)
     whole = _Grid(arrays, found, defn.indices, None)
     shape = tuple(whole.extent(v) for v in defn.indices)
     cells = math.prod(shape) * math.prod(whole.extent(v) for n in nodes(defn.body) if isinstance(n, Reduce) for v in n.axes)
@@ -62,31 +65,29 @@ def evaluate(defn: Definition, *arrays: np.ndarray) -> np.ndarray:
 
 def _evaluate(defn: Definition, grid: _Grid) -> np.ndarray:
     """The rows of the output ``grid`` covers."""
-    arrays, found = grid.arrays, grid.found
-    root = tuple(defn.indices)
-    values: dict[tuple, Value] = {}
-    stack: list[tuple[Node, tuple[Var, ...], bool]] = [(defn.body, root, False)]
-    while stack:
-        n, scope, ready = stack.pop()
-        key = (id(n), *map(id, scope))
-        if key in values:
-            continue
-        inner = scope + n.axes if isinstance(n, Reduce) else scope
-        if not ready:
-            stack.append((n, scope, True))
-            stack.extend((c, inner, False) for c in children(n))
-            continue
-        values[key] = grid.value(n, [values[(id(c), *map(id, inner))] for c in children(n)], scope)
-    result, marks = values[(id(defn.body), *map(id, root))]
-    shape = tuple(grid.extent(v) for v in root)
+    result, marks = grid.evaluate(defn.body, defn.indices)
     for k, mark in marks.items():
-        mark = np.broadcast_to(mark, shape)
         if mark.any():
             position = tuple(int(i) for i in np.argwhere(mark)[0])
             position = (position[0] + grid.rows[0], *position[1:]) if grid.rows else position
             raise ValueError(f"{defn.name}: output element {position} reads {defn.inputs[k]} outside its shape "
-                             f"{arrays[k].shape} (guard the read with ix.where)")
-    return np.array(np.broadcast_to(result, shape), dtype=output_dtype(defn, found[id(defn.body)]))
+                             f"{grid.arrays[k].shape} (guard the read with ix.where)")
+    return np.array(result, dtype=output_dtype(defn, grid.found[id(defn.body)]))
+
+
+def _adjoint(defn: Definition, arrays: tuple[np.ndarray, ...], found: dict[int, DType]) -> np.ndarray:
+    """The sum of the scatters (np.add.at, in float64), in the target's dtype."""
+    target = arrays[defn.target]  # type: ignore[index]
+    total = np.zeros(target.shape, np.float64)
+    grid = _Grid(arrays, found, (), None)
+    for part in defn.scatters:
+        value, _ = grid.evaluate(part.value, part.space)  # a mark is a read its where did not choose: value 0
+        places = [grid.evaluate(t, part.space)[0] for t in part.targets]
+        inside = np.ones(value.shape, bool)
+        for place, size in zip(places, target.shape):
+            inside &= (place >= 0) & (place < size)
+        np.add.at(total, tuple(p[inside] for p in places), value[inside])
+    return total.astype(target.dtype)
 
 
 def _check_arguments(defn: Definition, arrays: tuple[np.ndarray, ...]) -> None:
@@ -123,6 +124,25 @@ class _Grid:
             raise ValueError(f"a dimension of the definition is {value} for these arguments")
         return value
 
+    def evaluate(self, body: Node, space: tuple[Var, ...]) -> Value:
+        """``body``'s value and marks over the grid of ``space``, broadcast to its full shape."""
+        values: dict[tuple, Value] = {}
+        stack: list[tuple[Node, tuple[Var, ...], bool]] = [(body, space, False)]
+        while stack:
+            n, scope, ready = stack.pop()
+            key = (id(n), *map(id, scope))
+            if key in values:
+                continue
+            inner = scope + n.axes if isinstance(n, Reduce) else scope
+            if not ready:
+                stack.append((n, scope, True))
+                stack.extend((c, inner, False) for c in children(n))
+                continue
+            values[key] = self.value(n, [values[(id(c), *map(id, inner))] for c in children(n)], scope)
+        result, marks = values[(id(body), *map(id, space))]
+        shape = tuple(self.extent(v) for v in space)
+        return np.broadcast_to(result, shape), {k: np.broadcast_to(m, shape) for k, m in marks.items()}
+
     def extent(self, v: Var) -> int:
         return self.rows[1] - self.rows[0] if v is self.first and self.rows else self.size(v.extent)
 
@@ -130,7 +150,7 @@ class _Grid:
         rank = len(scope)
         dtype = realized(self.found[id(n)])
         if isinstance(n, Var):
-            axis = max(p for p, v in enumerate(scope) if v is n)
+            axis = next(p for p, v in enumerate(scope) if v is n)
             lo, hi = self.rows if n is self.first and self.rows else (0, self.extent(n))
             return np.arange(lo, hi, dtype=np.int64).reshape([-1 if p == axis else 1 for p in range(rank)]), {}
         if isinstance(n, (Lit, Size)):

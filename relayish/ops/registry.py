@@ -48,6 +48,10 @@ def unregister_user_op(name: str) -> None:
     _USER.pop(name, None)
 
 
+def user_op_names() -> list[str]:
+    return list(_USER)
+
+
 def is_user_op(name: str) -> bool:
     return name in _USER and name not in _REGISTRY
 
