@@ -46,6 +46,7 @@ from runtime.values import DataValue, check_ascribed, unpacked
 from . import scalars
 from .host import HostRuntime
 from .kernels.fused import Unsupported, fused_kernel
+from .kernels.index_expr import index_kernel
 from .kernels.nn import matmul_add_source
 from .kernels.registry import ArgType, kernel, kernel_from_source
 from .kernels.shape import permutation
@@ -547,6 +548,15 @@ class Lowering:
         attrs = op.full_attrs(e.attrs)
         types = [self.types.get(id(a)) for a in e.args]
         args = [self.atom(a, em) for a in e.args]
+        if op.definition is not None and self.target == "cpu":  # an index-expression operator: its kernel
+            try:
+                arg_types = [ArgType.of(t) for t in types]
+            except TypeError:  # polymorphic in a dtype or a rank: its semantics on the host, below
+                arg_types = None
+            if arg_types is not None:
+                found = index_kernel(op.definition, [t.dtype for t in arg_types], [t.rank for t in arg_types])
+                call = f"{self.constant(found, f'k_{op.name}')}({', '.join(f'_asarray({a})' if t.rank == 0 else a for a, t in zip(args, arg_types))})"
+                return f"{call}[()]" if scalars.is_scalar(self.types.get(id(e))) else call
         if is_user_op(op.name):  # registered from Python: its implementation runs on the host, checked
             if self.target != "cpu":
                 raise CompileError(f"operator @{op.name} is registered from Python: the {self.target} target has no "

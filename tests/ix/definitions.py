@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from relayish import ix
 
 
@@ -84,3 +86,30 @@ DEFINITIONS = {
 def register() -> dict:
     """Register every definition; returns name -> record."""
     return {name: ix.operator(fn, name=name) for name, fn in DEFINITIONS.items()}
+
+
+# operator -> its arguments' shapes (an int64 second argument for gather), whether it is smooth
+CASES = {
+    "ix_matmul": ([(3, 4), (4, 2)], True),
+    "ix_conv_s1p0": ([(2, 2, 5, 5), (3, 2, 3, 3)], True),
+    "ix_conv_s2p1": ([(1, 2, 5, 6), (2, 2, 3, 3)], True),
+    "ix_max_pool2d": ([(1, 2, 4, 6)], False),
+    "ix_batched_trace": ([(2, 3, 3)], True),
+    "ix_diag": ([(4, 4)], True),
+    "ix_transpose": ([(3, 5)], True),
+    "ix_stencil": ([(7,)], True),
+    "ix_softmax": ([(3, 4)], True),
+    "ix_gather": ([(4, 3), (5,)], True),
+}
+
+
+def tensor(shape: tuple[int, ...], dtype: str = "FloatType(64)") -> str:
+    return f"Tensor({dtype}, Shape({', '.join(map(str, shape))}))"
+
+
+def arguments(name: str, rng: np.random.Generator) -> list[np.ndarray]:
+    shapes, _ = CASES[name]
+    args = [rng.standard_normal(s) for s in shapes]
+    if name == "ix_gather":
+        args[1] = np.array([3, 0, 3, 1, 2])
+    return args

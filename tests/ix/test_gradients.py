@@ -9,47 +9,10 @@ import pytest
 import relayish
 from relayish import Dim, Float, Tensor, ix, relay
 from relayish.ix.derive import adjoint
-from relayish.ops.registry import unregister_user_op, user_op_names
 from relayish.testing import check_grad
-from tests.ix import definitions
+from tests.ix.definitions import CASES, arguments, tensor
 
 N = Dim("N")
-
-# operator -> its arguments' shapes (an int64 second argument for gather), whether it is smooth
-CASES = {
-    "ix_matmul": ([(3, 4), (4, 2)], True),
-    "ix_conv_s1p0": ([(2, 2, 5, 5), (3, 2, 3, 3)], True),
-    "ix_conv_s2p1": ([(1, 2, 5, 6), (2, 2, 3, 3)], True),
-    "ix_max_pool2d": ([(1, 2, 4, 6)], False),
-    "ix_batched_trace": ([(2, 3, 3)], True),
-    "ix_diag": ([(4, 4)], True),
-    "ix_transpose": ([(3, 5)], True),
-    "ix_stencil": ([(7,)], True),
-    "ix_softmax": ([(3, 4)], True),
-    "ix_gather": ([(4, 3), (5,)], True),
-}
-
-
-@pytest.fixture(scope="module")
-def ops():
-    registered = definitions.register()
-    yield registered
-    for name in user_op_names():
-        if name.startswith("ix_"):
-            unregister_user_op(name)
-
-
-def tensor(shape: tuple[int, ...], dtype: str = "FloatType(64)") -> str:
-    return f"Tensor({dtype}, Shape({', '.join(map(str, shape))}))"
-
-
-def arguments(name: str, rng: np.random.Generator) -> list[np.ndarray]:
-    shapes, _ = CASES[name]
-    args = [rng.standard_normal(s) for s in shapes]
-    if name == "ix_gather":
-        args[1] = np.array([3, 0, 3, 1, 2])
-    return args
-
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_derived_gradients_match_finite_differences(ops, name):

@@ -21,14 +21,6 @@ F32 = "Tensor(FloatType(32), Shape({}))"
 N = Dim("N")
 
 
-@pytest.fixture(scope="module")
-def ops():
-    registered = definitions.register()
-    yield registered
-    for name in registered:
-        unregister_user_op(name)
-
-
 def builtin(name: str, *args: np.ndarray, **attrs) -> np.ndarray:
     op = get_op(name)
     return op.compute(*args, **op.full_attrs(attrs))

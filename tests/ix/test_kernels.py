@@ -1,0 +1,84 @@
+"""Kernels generated from index expressions (jit/kernels/index_expr.py) against the evaluator,
+which runs the operators' derived NumPy semantics: the operators, their derived gradients
+(scatter kernels), a run split over threads, and the error of a read outside an input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import relayish
+from relayish.testing.inputs import leaves
+from tests.ix.definitions import CASES, arguments, tensor
+
+
+def module_for(name: str, args: list[np.ndarray], out: tuple[int, ...]) -> relayish.Module:
+    """``@main`` calls the operator; ``@vg`` takes the gradient of sum(tanh(op(args)) * w)."""
+    def ty(a: np.ndarray) -> str:
+        return tensor(a.shape, {"int64": "IntType(64)", "float32": "FloatType(32)"}[a.dtype.name])
+
+    params = ", ".join(f"%a{k}: {ty(a)}" for k, a in enumerate(args))
+    names = ", ".join(f"%a{k}" for k in range(len(args)))
+    w = tensor(out, "FloatType(32)")
+    return relayish.parse(f"""
+    def @main({params}) {{ @{name}({names}) }}
+    def @f({params}, %w: {w}) {{ @sum(@tanh(@{name}({names})) * %w) }}
+    def @vg({params}, %w: {w}) {{ Grad(@f)({names}, %w) }}""")
+
+
+def assert_close(got, expected) -> None:
+    pairs = list(zip(leaves(got), leaves(expected), strict=True))
+    assert pairs
+    for (_, g), (_, e) in pairs:
+        np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_compiled_operators_and_gradients_agree_with_the_evaluator(ops, name):
+    args = [a.astype(np.float32) if a.dtype.kind == "f" else a for a in arguments(name, np.random.default_rng(9))]
+    out = ops[name].compute(*args).shape
+    module = module_for(name, args, out)
+    w = np.random.default_rng(1).standard_normal(out).astype(np.float32)
+    for fn, values in [("main", args), ("vg", [*args, w])]:
+        compiled = relayish.compile(module, fn, tiered=False)
+        assert f"k_{name}" in compiled.source and "_run_op" not in compiled.source
+        assert_close(compiled(*values), relayish.evaluate(module, fn, *values))
+
+
+@given(data=st.data(), seed=st.integers(0, 2**32 - 1))
+def test_compiled_convolutions_agree_with_the_evaluator_on_drawn_shapes(ops, data, seed):
+    name = data.draw(st.sampled_from(["ix_conv_s1p0", "ix_conv_s2p1"]))
+    n, c, f, kh, kw = (data.draw(st.integers(1, 3)) for _ in range(5))
+    h, w = data.draw(st.integers(kh, 8)), data.draw(st.integers(kw, 8))
+    rng = np.random.default_rng(seed)
+    x, k = rng.standard_normal((n, c, h, w)).astype(np.float32), rng.standard_normal((f, c, kh, kw)).astype(np.float32)
+    module = relayish.parse(f"""def @main[n: Dim, h: Dim](%x: Tensor(FloatType(32), Shape(n, {c}, h, {w})),
+                                                         %k: {tensor(k.shape, 'FloatType(32)')}) {{ @{name}(%x, %k) }}""")
+    got = relayish.compile(module, "main", tiered=False)(x, k)
+    np.testing.assert_allclose(got, relayish.evaluate(module, "main", x, k), rtol=1e-5, atol=1e-5)
+
+
+def test_a_large_output_runs_in_chunks_on_every_thread_with_the_same_values(ops):
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((700, 8)).astype(np.float32), rng.standard_normal((8, 600)).astype(np.float32)
+    module = relayish.parse("""def @main[n: Dim, m: Dim](%a: Tensor(FloatType(32), Shape(n, 8)),
+                                                        %b: Tensor(FloatType(32), Shape(8, m))) { @ix_matmul(%a, %b) }""")
+    compiled = relayish.compile(module, "main", tiered=False)
+    whole = compiled(a, b)
+    np.testing.assert_allclose(whole, ops["ix_matmul"].compute(a, b), rtol=1e-5, atol=1e-5)
+    for rows in (slice(0, 5), slice(690, 700)):  # small: one call on one thread; the same loop per element
+        np.testing.assert_array_equal(compiled(a[rows], b), whole[rows])
+
+
+def test_a_compiled_read_outside_an_input_raises_the_evaluators_error(ops):
+    module = relayish.parse("def @main[n: Dim](%x: Tensor(FloatType(32), Shape(n))) { @ix_unguarded(%x) }")
+    compiled = relayish.compile(module, "main", tiered=False)
+    assert "k_ix_unguarded" in compiled.source
+    with pytest.raises(Exception, match=r"output element \(0,\) reads x outside its shape \(3,\)"):
+        compiled(np.ones(3, np.float32))
+    gather = relayish.parse("""def @main(%x: Tensor(FloatType(32), Shape(3, 2)), %i: Tensor(IntType(64), Shape(2))) {
+      @ix_gather(%x, %i) }""")
+    with pytest.raises(Exception, match=r"output element \(1, 0\) reads X outside its shape \(3, 2\)"):
+        relayish.compile(gather, "main", tiered=False)(np.ones((3, 2), np.float32), np.array([0, -1]))
