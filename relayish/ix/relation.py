@@ -134,6 +134,12 @@ def relation(defn: Definition) -> Any:
         if defn.target is not None:  # an adjoint: of its input's type
             return args[defn.target]
         dims = [d.substitute(sizes) for d in defn.shape]
+        ranges = [(f"dimension {k} of the result", d, dim) for k, (d, dim) in enumerate(zip(defn.shape, dims))]
+        ranges += [(f"the range of {v.name}", v.extent, v.extent.substitute(sizes))
+                   for n in nodes(defn.body) if isinstance(n, Reduce) for v in n.axes]
+        for what, written, size in ranges:
+            if size.is_const and size.value < 0:
+                raise RelayTypeError(f"{what} is {size.value} for these arguments ({dim_text(written, _input_dim)})")
         return TensorType(BaseType.from_numpy(output_dtype(defn, found[id(defn.body)])), Shape(*dims))
 
     return relate

@@ -148,6 +148,14 @@ def test_the_relation_refuses_calls_that_do_not_fit(ops, text, message):
         infer(module)
 
 
+def test_a_result_dimension_below_zero_is_a_type_error(ops):
+    module = relayish.parse(f"def @main(%x: {F32.format('1, 1, 2, 2')}, %k: {F32.format('1, 1, 4, 4')}) "
+                            "{ @ix_conv_s1p0(%x, %k) }")
+    with pytest.raises(RelayTypeError, match=r"dimension 2 of the result is -1 for these arguments "
+                                             r"\(X.shape\[2\] - W.shape\[2\] \+ 1\)"):
+        infer(module)
+
+
 def test_definition_errors_name_the_function():
     def outside(x):
         k = ix.axis(x.shape[0])
