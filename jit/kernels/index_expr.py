@@ -23,11 +23,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import attrs
 import numpy as np
 
-from relayish.dims import Dim, FloorDiv
+from relayish.dims import UNKNOWN, Dim, FloorDiv
 from relayish.ix.language import (
-    COMPARISONS, Bin, Cast, Definition, InputDim, Lit, Node, Read, Reduce, Size, Unary, Var, Where,
+    COMPARISONS, Bin, Cast, Definition, InputDim, Lit, Node, Read, Reduce, Size, Unary, Var, Where, post_order,
 )  # fmt: skip
 from relayish.ix.relation import DType, _combine, dtypes, output_dtype, realized
 from relayish.ix.semantics import evaluate
@@ -50,57 +51,81 @@ class IndexKernel:
 
     def __call__(self, *arrays: np.ndarray) -> np.ndarray:
         out, bad = self.run(*arrays)
-        if bad:  # a read outside an input: the semantics raise the error that says where
-            evaluate(self.defn, *arrays)
+        if bad:  # a read outside an input, or sizes a ``?`` hid from the checker: the semantics say what
+            return evaluate(self.defn, *arrays)
         return out
 
 
 def source(defn: Definition, arg_dtypes: list[np.dtype], ranks: list[int]) -> str:
     """The kernel module of ``defn`` for arguments of ``arg_dtypes`` and ``ranks``."""
-    found = dtypes(defn, arg_dtypes)
-    params = [f"a{k}" for k in range(len(arg_dtypes))]
-    sizes = [f"    S{k}_{a} = a{k}.shape[{a}]\n" for k, rank in enumerate(ranks) for a in range(rank)]
-    writer = _Writer(found, defn, ranks)
+    writer = _Writer(dtypes(defn, arg_dtypes), defn, ranks)
+    params = ", ".join(f"a{k}" for k in range(len(arg_dtypes)))
+    sizes = "".join(f"    S{k}_{a} = a{k}.shape[{a}]\n" for k, rank in enumerate(ranks) for a in range(rank))
+    head = f"{_HEADER}from jit import threads\n{VECTORIZE}\n\n@numba.njit(cache=True, nogil=True, error_model=\"numpy\")\n"
+    if defn.target is not None:
+        loops = _scatters(writer)
+        return head + f"def _scatter({params}, out):\n{sizes}{_checks(writer)}    bad = 0\n{loops}    return bad\n\n\n" \
+            f"def kernel({params}):\n    out = np.zeros(a{defn.target}.shape, np.float64)\n" \
+            f"    bad = _scatter({params}, out)\n    return out.astype(a{defn.target}.dtype), bad\n"
+    out_dtype = output_dtype(defn, writer.found[id(defn.body)])
+    shape = [writer.dim(v.extent) for v in defn.indices]
+    loops = _gather(writer, out_dtype)
+    run = (f"    bounds = threads.chunk_bounds(out.shape[0], {' * '.join(shape[1:]) or '1'} * {writer.reduction_steps()})\n"
+           f"    if bounds is None:\n        return out, _part({params}, out, 0, out.shape[0])\n"
+           f"    return out, max(threads.run_chunks(_part, ({params}, out), bounds))\n"
+           if shape else f"    return out, _part({params}, out, 0, 1)\n")
+    return head + f"def _part({params}, out, lo, hi):\n{sizes}{_checks(writer)}    bad = 0\n{loops}    return bad\n\n\n" \
+        f"def kernel({params}):\n{sizes}    out = np.empty(({''.join(f'{d}, ' for d in shape)}), np.{out_dtype.name})\n{run}"
+
+
+def _checks(writer: _Writer) -> str:
+    """The conditions checked once per call: when one fails, the call runs the semantics instead."""
+    checks = list(dict.fromkeys(writer.checks))
+    return f"    if not ({' and '.join(checks)}):\n        return 1\n" if checks else ""
+
+
+def _gather(writer: _Writer, out_dtype: np.dtype) -> str:
+    """The loops of a definition over rows ``lo .. hi`` of its output. A body that is a sum whose
+    dtype is the output's runs the output's last index innermost, inside the summed axes, adding
+    into the output (``out[i, j] += A[i, k] * B[k, j]``): the same additions in the same order
+    per element, and an inner loop over contiguous elements that LLVM vectorizes."""
+    defn, lines = writer.defn, []
+    body, indices = defn.body, list(defn.indices)
+    names = [writer.name(v) for v in indices]
+    loops = [(n, writer.dim(v.extent)) for n, v in zip(names, indices)]
+    if loops:
+        loops[0] = (names[0], "lo, hi")
+    at = ", ".join(names) if names else "()"
+    cast = _cast(out_dtype)
+    if indices and isinstance(body, Reduce) and body.kind == "sum" and realized(writer.found[id(body)]) == out_dtype:
+        writer.reductions.append(body)
+        depth = writer.loops(lines, 1, loops[:-1])
+        last = [loops[-1]]
+        inner = writer.loops(lines, depth, last)
+        lines.append(f"{'    ' * inner}out[{at}] = {cast}(0)\n")
+        depth = writer.loops(lines, depth, [(writer.name(v), writer.dim(v.extent)) for v in body.axes])
+        depth = writer.loops(lines, depth, last)
+        value = writer.expression(lines, depth, body.body)
+        lines.append(f"{'    ' * depth}out[{at}] = {cast}(out[{at}] + {cast}({value}))\n")
+        return "".join(lines)
+    depth = writer.loops(lines, 1, loops)
+    value = writer.expression(lines, depth, body)
+    lines.append(f"{'    ' * depth}out[{at}] = {cast}({value})\n")
+    return "".join(lines)
+
+
+def _scatters(writer: _Writer) -> str:
+    """The loops adding an adjoint's scatters into ``out`` (float64), skipping positions outside it."""
     lines: list[str] = []
-    if defn.target is None:
-        out_dtype = output_dtype(defn, found[id(defn.body)])
-        shape = [writer.dim(v.extent) for v in defn.indices]
-        rank = len(shape)
-        index = ", ".join(writer.name(v) for v in defn.indices) if rank else "()"
-        loops = [(writer.name(v), writer.dim(v.extent)) for v in defn.indices]
-        if loops:
-            loops[0] = (loops[0][0], "lo, hi")
-        depth = writer.loops(lines, 1, loops)
-        value = writer.expression(lines, depth, defn.body)
-        lines.append(f"{'    ' * depth}out[{index}] = {_cast(out_dtype)}({value})\n")
-        shape_code = "(" + "".join(f"{s}, " for s in shape) + ")"
-        per_row = " * ".join(shape[1:]) or "1"
-        body = "".join(lines)
-        return (f"{_HEADER}from jit import threads\n{VECTORIZE}\n\n"
-                f"@numba.njit(cache=True, nogil=True, error_model=\"numpy\")\n"
-                f"def _part({', '.join(params)}, out, lo, hi):\n{''.join(sizes)}    bad = 0\n{body}    return bad\n\n\n"
-                f"def kernel({', '.join(params)}):\n{''.join(sizes)}"
-                f"    out = np.empty({shape_code}, np.{out_dtype.name})\n"
-                + (f"    bounds = threads.chunk_bounds(out.shape[0], {per_row} * {writer.reduction_steps()})\n"
-                   f"    if bounds is None:\n"
-                   f"        return out, _part({', '.join(params)}, out, 0, out.shape[0])\n"
-                   f"    return out, max(threads.run_chunks(_part, ({', '.join(params)}, out), bounds))\n"
-                   if rank else f"    return out, _part({', '.join(params)}, out, 0, 1)\n"))
-    target = defn.target
-    for part in defn.scatters:
+    target = writer.defn.target
+    for part in writer.defn.scatters:
         depth = writer.loops(lines, 1, [(writer.name(v), writer.dim(v.extent)) for v in part.space])
         value = writer.expression(lines, depth, part.value)
         places = [writer.expression(lines, depth, t) for t in part.targets]
         pad = "    " * depth
         inside = " and ".join(f"0 <= {p} < S{target}_{a}" for a, p in enumerate(places)) or "True"
         lines.append(f"{pad}if {inside}:\n{pad}    out[{', '.join(places) or '()'}] += np.float64({value})\n")
-    return (f"{_HEADER}{VECTORIZE}\n\n"
-            f"@numba.njit(cache=True, nogil=True, error_model=\"numpy\")\n"
-            f"def _scatter({', '.join(params)}, out):\n{''.join(sizes)}    bad = 0\n{''.join(lines)}    return bad\n\n\n"
-            f"def kernel({', '.join(params)}):\n"
-            f"    out = np.zeros(a{target}.shape, np.float64)\n"
-            f"    bad = _scatter({', '.join(params)}, out)\n"
-            f"    return out.astype(a{target}.dtype), bad\n")
+    return "".join(lines)
 
 
 def _cast(dtype: np.dtype) -> str:
@@ -115,6 +140,7 @@ class _Writer:
         self.names: dict[int, str] = {}
         self.count = 0
         self.reductions: list[Reduce] = []
+        self.checks: list[str] = []  # conditions checked once per call, before the loops
 
     def fresh(self, prefix: str) -> str:
         self.count += 1
@@ -150,18 +176,20 @@ class _Writer:
     def expression(self, lines: list[str], depth: int, root: Node) -> str:
         """Append the statements computing ``root`` at ``depth``; the name holding its value."""
         result = self.fresh("v")
-        tasks: list[tuple] = [("node", root, result, depth)]
+        tasks: list[tuple] = [("node", root, result, depth, False)]
         while tasks:
             task = tasks.pop()
             if task[0] == "line":
                 lines.append(task[1])
                 continue
-            _, n, target, level = task
-            tasks.extend(reversed(self.node(n, target, level)))
+            _, n, target, level, guarded = task
+            tasks.extend(reversed([t if t[0] == "line" or len(t) == 5 else (*t, guarded)
+                                   for t in self.node(n, target, level, guarded)]))
         return result
 
-    def node(self, n: Node, target: str, level: int) -> list[tuple]:
-        """The tasks computing ``n`` into ``target``: lines, and nodes written before them."""
+    def node(self, n: Node, target: str, level: int, guarded: bool) -> list[tuple]:
+        """The tasks computing ``n`` into ``target``: lines, and nodes written before them (inside a
+        ``where``'s branch when ``guarded``)."""
         pad = "    " * level
         dtype = _cast(realized(self.found[id(n)]))
         if isinstance(n, Var):
@@ -171,7 +199,7 @@ class _Writer:
         if isinstance(n, Size):
             return [("line", f"{pad}{target} = {dtype}({self.dim(n.dim)})\n")]
         if isinstance(n, Read):
-            return self.read(n, target, level)
+            return self.read(n, target, level, guarded)
         if isinstance(n, Bin):
             a, b = self.fresh("v"), self.fresh("v")
             common = _cast(realized(_combine(self.found[id(n.a)], self.found[id(n.b)]))) if n.op in COMPARISONS else dtype
@@ -186,8 +214,8 @@ class _Writer:
             return [("node", n.a, a, level), ("line", f"{pad}{target} = {dtype}({expr})\n")]
         if isinstance(n, Where):
             c = self.fresh("v")
-            return [("node", n.cond, c, level), ("line", f"{pad}if {c}:\n"), ("node", n.a, target, level + 1),
-                    ("line", f"{pad}    {target} = {dtype}({target})\n{pad}else:\n"), ("node", n.b, target, level + 1),
+            return [("node", n.cond, c, level), ("line", f"{pad}if {c}:\n"), ("node", n.a, target, level + 1, True),
+                    ("line", f"{pad}    {target} = {dtype}({target})\n{pad}else:\n"), ("node", n.b, target, level + 1, True),
                     ("line", f"{pad}    {target} = {dtype}({target})\n")]
         if isinstance(n, Cast):
             a = self.fresh("v")
@@ -205,18 +233,80 @@ class _Writer:
         return [("line", f"{pad}{target} = {start}\n"), *heads, ("node", n.body, b, inner),
                 ("line", f"{'    ' * inner}{target} = {dtype}({step})\n")]
 
-    def read(self, n: Read, target: str, level: int) -> list[tuple]:
+    def read(self, n: Read, target: str, level: int, guarded: bool) -> list[tuple]:
+        """A read; its indices checked where it happens, or once per call (``checks``): an index
+        variable alone, and outside a ``where`` an affine index, whose range over its variables' box
+        is exact, so that a call whose range leaves the input has a read outside it."""
         pad = "    " * level
         places = [self.fresh("x") for _ in n.indices]
         tasks: list[tuple] = [("node", i, p, level) for i, p in zip(n.indices, places)]
-        checks = [f"0 <= {p} < S{n.input}_{a}" for a, (p, i) in enumerate(zip(places, n.indices))
-                  if not (isinstance(i, Var) and i.extent == Dim.atom(InputDim(n.input, a, "")))]
+        checks = []
+        for a, (p, i) in enumerate(zip(places, n.indices)):
+            size = f"S{n.input}_{a}"
+            once = self.range_check(i, size) if isinstance(i, Var) or not guarded else None
+            if once is None:
+                checks.append(f"0 <= {p} < {size}")
+            else:
+                self.checks.append(once)
         at = ", ".join(places) if places else "()"
         if not checks:
             return [*tasks, ("line", f"{pad}{target} = a{n.input}[{at}]\n")]
         zero = f"a{n.input}.dtype.type(0)"
         return [*tasks, ("line", f"{pad}if {' and '.join(checks)}:\n{pad}    {target} = a{n.input}[{at}]\n"
                                  f"{pad}else:\n{pad}    bad = 1\n{pad}    {target} = {zero}\n")]
+
+    def range_check(self, index: Node, size: str) -> str | None:
+        """Code saying that affine ``index`` stays in ``0 .. size - 1`` over its variables' ranges
+        (or one of them is empty: no read); None for an index that is not affine."""
+        poly = _affine(index)
+        if poly is None:
+            return None
+        low, high, empty = [], [], []
+        for mono, coeff in poly.terms.items():
+            variables = [a for a, _ in mono if isinstance(a, _Index)]
+            factor = self.dim(Dim({frozenset((a, k) for a, k in mono if not isinstance(a, _Index)): coeff}))
+            if not variables:
+                low.append(factor)
+                high.append(factor)
+                continue
+            span = f"{factor} * ({self.dim(variables[0].var.extent)} - 1)"
+            empty.append(f"{self.dim(variables[0].var.extent)} == 0")
+            (high if coeff > 0 else low).append(span)
+        bounds = f"0 <= {' + '.join(low) or '0'} and {' + '.join(high) or '0'} < {size}"
+        return f"({' or '.join([*empty, f'({bounds})'])})"
+@attrs.frozen
+class _Index:
+    """An index variable as the atom of an affine index's polynomial (variables compare by identity)."""
+
+    var: Var = attrs.field(eq=False)
+    key: int
+
+
+def _affine(index: Node) -> Dim | None:
+    """``index`` as a polynomial in index variables (each monomial of degree at most one in them,
+    with a constant or input-size coefficient), or None."""
+    found: dict[int, Dim | None] = {}
+    for n in post_order(index):
+        if isinstance(n, Var):
+            found[id(n)] = Dim.atom(_Index(n, id(n)))
+        elif isinstance(n, Lit):
+            found[id(n)] = Dim.const(n.value) if type(n.value) is int else None
+        elif isinstance(n, Size):
+            found[id(n)] = n.dim
+        elif isinstance(n, Unary) and n.op == "-" and found[id(n.a)] is not None:
+            found[id(n)] = -found[id(n.a)]  # type: ignore[operator]
+        elif isinstance(n, Bin) and n.op in "+-*" and None not in (found[id(n.a)], found[id(n.b)]):
+            a, b = found[id(n.a)], found[id(n.b)]
+            found[id(n)] = a + b if n.op == "+" else a - b if n.op == "-" else a * b  # type: ignore[operator]
+        else:
+            found[id(n)] = None
+    poly = found[id(index)]
+    if poly is None or any(isinstance(a, FloorDiv) or a is UNKNOWN for a in poly.atoms()):
+        return None
+    for mono in poly.terms:
+        if sum(k for a, k in mono if isinstance(a, _Index)) > 1:
+            return None
+    return poly
 
 
 def _extreme(kind: str, dtype: np.dtype) -> str:

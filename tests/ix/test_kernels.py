@@ -82,3 +82,34 @@ def test_a_compiled_read_outside_an_input_raises_the_evaluators_error(ops):
       @ix_gather(%x, %i) }""")
     with pytest.raises(Exception, match=r"output element \(1, 0\) reads X outside its shape \(3, 2\)"):
         relayish.compile(gather, "main", tiered=False)(np.ones((3, 2), np.float32), np.array([0, -1]))
+
+
+def test_a_kernel_called_with_sizes_that_do_not_fit_reads_nothing_outside(ops):
+    """Memory safety whatever the arguments: a read at an index variable alone is checked once per
+    call (its range fits the axis), so a kernel handed a B too short for A's columns, which the
+    type checker would have refused, runs the semantics instead, which raise."""
+    from jit.kernels.index_expr import index_kernel
+
+    kernel = index_kernel(ops["ix_matmul"].definition, [np.float32, np.float32], [2, 2])
+    a, b = np.ones((2, 6), np.float32), np.ones((4, 3), np.float32)
+    with pytest.raises(ValueError, match=r"output element \(0, 0\) reads B outside its shape \(4, 3\)"):
+        kernel(a, b)
+    np.testing.assert_array_equal(kernel(a, np.ones((6, 3), np.float32)), np.full((2, 3), 6, np.float32))
+
+
+def test_affine_reads_outside_a_where_are_checked_once_per_call(ops):
+    """A convolution without padding reads X[n, c, y + ky, x + kx]: its range over the loops' box
+    is exact, so it is checked before the loops and the loops have no check; a read in a where's
+    branch (the padded convolution, the stencil) or at a data-dependent index (gather) is checked
+    where it happens."""
+    from jit.kernels.index_expr import source
+
+    def loops(name: str, dtypes: list, ranks: list[int]) -> str:
+        text = source(ops[name].definition, [np.dtype(d) for d in dtypes], ranks)
+        return text.split("def _part(")[1].split("def kernel(")[0]
+
+    plain = loops("ix_conv_s1p0", ["float32", "float32"], [4, 4])
+    assert "return 1" in plain and "bad = 1" not in plain
+    for name, dtypes, ranks in [("ix_conv_s2p1", ["float32"] * 2, [4, 4]), ("ix_stencil", ["float32"], [1]),
+                                ("ix_gather", ["float32", "int64"], [2, 1])]:
+        assert "bad = 1" in loops(name, dtypes, ranks), name
