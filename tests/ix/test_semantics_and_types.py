@@ -171,9 +171,14 @@ def test_definition_errors_name_the_function():
         n, m = x.shape
         return ix.tensor((n,), lambda i: x[i])
 
+    def nested(x):
+        k = ix.axis(x.shape[0], "k")
+        return ix.tensor((x.shape[0],), lambda i: ix.sum(x[k] * ix.sum(x[k], k), k))
+
     for fn, message in [(outside, "the reduction axis r\\d+ is used outside a reduction over it"),
                         (truth, "an index expression has no truth value"), (ranks, "x is read with 1 and with 2 indices"),
-                        (unpacked, "write x.shape\\[0\\], x.shape\\[1\\]")]:
+                        (unpacked, "write x.shape\\[0\\], x.shape\\[1\\]"),
+                        (nested, "a reduction over k is inside another over the same axis")]:
         with pytest.raises(RelayError, match=rf"test_semantics_and_types.py:\d+: in the definition of @{fn.__name__}: {message}"):
             ix.trace(fn, fn.__name__)
     with pytest.raises(RelayError, match="@matmul is a standard operator"):
