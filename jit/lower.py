@@ -541,6 +541,12 @@ class Lowering:
         """The predicted layout of each argument of a kernel call: F for a transposed matrix view, else C."""
         return "".join("F" if id(a) in self.transposed else "C" for a in args)
 
+    def check_unknown_sizes(self, op: Any, e: Call, args: list[str], types: list[Type | None], em: Emitter) -> None:
+        """Sizes the checker could not check (``?``): the relation runs on the arguments when the call does."""
+        if any(has_unknown_dim(t) for t in types):
+            em.line(f"_check_shapes({self.constant(op, 'op')}, [{', '.join(args)}], {self.constant(e.attrs, 'attrs')}, "
+                    f"{self.constant(e.span, 'span')}, {self.current!r})")
+
     def op_call(self, e: Call, em: Emitter) -> str:
         op = lookup_op(e.callee.name)
         if op is None:
@@ -554,6 +560,7 @@ class Lowering:
             except TypeError:  # polymorphic in a dtype or a rank: its semantics on the host, below
                 arg_types = None
             if arg_types is not None:
+                self.check_unknown_sizes(op, e, args, types, em)
                 found = index_kernel(op.definition, [t.dtype for t in arg_types], [t.rank for t in arg_types])
                 call = f"{self.constant(found, f'k_{op.name}')}({', '.join(f'_asarray({a})' if t.rank == 0 else a for a, t in zip(args, arg_types))})"
                 return f"{call}[()]" if scalars.is_scalar(self.types.get(id(e))) else call
@@ -564,9 +571,7 @@ class Lowering:
             call = f"_run_op({self.constant(op, 'op')}, {op.name!r}, [{', '.join(args)}], {self.constant(e.attrs, 'attrs')}, " \
                    f"{self.constant(e.span, 'span')}, {self.current!r})"
             return f"{call}[()]" if scalars.is_scalar(self.types.get(id(e))) else call
-        if any(has_unknown_dim(t) for t in types):  # sizes the checker could not check: checked here
-            em.line(f"_check_shapes({self.constant(op, 'op')}, [{', '.join(args)}], {self.constant(e.attrs, 'attrs')}, "
-                    f"{self.constant(e.span, 'span')}, {self.current!r})")
+        self.check_unknown_sizes(op, e, args, types, em)
         if op.name == "dyn_reshape":
             return f"_dyn_reshape({', '.join(args)}, {self.constant(e.span, 'span')}, {self.current!r})"
         if op.name == "ndarray_size" and isinstance(types[0], TensorType) and isinstance(types[0].shape, Shape):

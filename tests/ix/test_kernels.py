@@ -113,3 +113,16 @@ def test_affine_reads_outside_a_where_are_checked_once_per_call(ops):
     for name, dtypes, ranks in [("ix_conv_s2p1", ["float32"] * 2, [4, 4]), ("ix_stencil", ["float32"], [1]),
                                 ("ix_gather", ["float32", "int64"], [2, 1])]:
         assert "bad = 1" in loops(name, dtypes, ranks), name
+
+
+def test_sizes_the_checker_could_not_see_are_checked_when_the_call_runs(ops):
+    """With ``?`` dimensions the relation runs on the arguments, compiled as evaluated: A's columns
+    and B's rows must agree, though B's extra rows would be readable."""
+    module = relayish.parse("""def @main(%a: Tensor(FloatType(32), Shape(2, ?)), %b: Tensor(FloatType(32), Shape(?, 3))) {
+      @ix_matmul(%a, %b) }""")
+    a, b = np.ones((2, 4), np.float32), np.ones((5, 3), np.float32)
+    for run in (relayish.compile(module, "main", tiered=False), lambda *xs: relayish.evaluate(module, "main", *xs)):
+        with pytest.raises(Exception, match=r"B.shape\[0\] is 5, but it is read at k, which ranges over 4"):
+            run(a, b)
+    np.testing.assert_array_equal(relayish.compile(module, "main", tiered=False)(a, np.ones((4, 3), np.float32)),
+                                  np.full((2, 3), 4, np.float32))
