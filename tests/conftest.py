@@ -38,20 +38,3 @@ os.environ.setdefault("RELAYISH_TIERED", "0")
 # tests/cuda runs in its own process (the CUDA simulator is chosen before Numba is imported):
 # tests/jit/test_cuda_target.py starts it
 collect_ignore = [] if os.environ.get("RELAYISH_CUDA_PROCESS") else ["cuda"]
-
-# CI runs `-n auto --dist loadfile`: each worker takes whole files in collection order. The slowest
-# files (measured with --durations) go first, so that the run does not end with one worker on a long
-# file while the other has nothing left: with them in alphabetical order, the last 2% of the tests
-# took the last 3 of 17 minutes on CI's two cores. Files keep their own order; the others follow.
-SLOW_FILES = (
-    "tests/jit/test_cuda_target.py", "tests/jit/test_programs.py", "tests/jit/test_nn_kernels.py",
-    "tests/testing/test_strategies.py", "tests/ops/test_conv_forms.py", "tests/bench/test_workloads.py",
-    "tests/ops/test_composite_lowering.py", "tests/jit/test_cache.py", "tests/jit/test_precompile.py",
-    "tests/ad/test_generated.py", "tests/ix/test_kernels.py", "tests/interp/test_depth.py", "tests/core/test_deep.py",
-    "tests/bench/test_decorated.py", "tests/testing/test_difftest.py", "tests/ix/test_generated.py",
-)
-
-
-def pytest_collection_modifyitems(config, items):
-    rank = {path: k for k, path in enumerate(SLOW_FILES)}
-    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
