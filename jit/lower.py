@@ -27,7 +27,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from relayish.dims import Dim, FloorDiv, as_dim
+from relayish.dims import as_dim, dim_source
 from relayish.errors import RelayRuntimeError
 from relayish.expr import (
     Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, If, IsCtor, Let, Op, Proj, RefNew, RefRead,
@@ -505,7 +505,7 @@ class Lowering:
             shape = tuple(d.value for d in t.shape.dims)
             if None not in shape and 0 <= tensor_bytes(shape, dtype) <= self.max_tensor_bytes:
                 continue
-            dims = [dim_source(d, self.names) for d in t.shape.dims]
+            dims = [dim_source(d, lambda atom: self.names.get(id(atom))) for d in t.shape.dims]
             if None in dims:
                 continue  # a size this function cannot compute: the kernel's own allocation fails
             # compared inline (a call would cost ~0.7 us per kernel call), then _check_tensor says what failed;
@@ -889,25 +889,6 @@ class CallBudget:
         self.left -= 1
         if self.left < 0:
             raise step_limit(self.limit, global_name)
-
-
-def dim_source(d: Dim, names: dict[int, str]) -> str | None:
-    """Python source computing ``d`` from the variables holding its dimension variables' values
-    (``names``, by ``id``); None when one of them is not bound here."""
-    terms = []
-    for mono, coeff in d.terms.items():
-        factors = [] if coeff == 1 and mono else [str(coeff)]
-        for atom, power in mono:
-            if isinstance(atom, FloorDiv):
-                num, den = dim_source(atom.num, names), dim_source(atom.den, names)
-                base = None if num is None or den is None else f"({num} // {den})"
-            else:
-                base = names.get(id(atom))
-            if base is None:
-                return None
-            factors += [base] * power
-        terms.append(" * ".join(factors))
-    return f"({' + '.join(terms)})" if len(terms) > 1 else terms[0] if terms else "0"
 
 
 def target_runtime(target: str) -> HostRuntime:

@@ -346,6 +346,25 @@ def as_dim(value: DimLike) -> Dim:
     raise TypeError(f"not a dimension: {value!r}")
 
 
+def dim_source(d: Dim, name: Callable[[object], str | None]) -> str | None:
+    """Python source computing ``d``, ``name(atom)`` naming what holds each dimension variable's
+    value; None when ``name`` names one of them None."""
+    terms = []
+    for mono, coeff in d.terms.items():
+        factors = [] if coeff == 1 and mono else [str(coeff)]
+        for atom, power in mono:
+            if isinstance(atom, FloorDiv):
+                num, den = dim_source(atom.num, name), dim_source(atom.den, name)
+                base = None if num is None or den is None else f"({num} // {den})"
+            else:
+                base = name(atom)
+            if base is None:
+                return None
+            factors += [base] * power
+        terms.append(" * ".join(factors))
+    return f"({' + '.join(terms)})" if len(terms) > 1 else terms[0] if terms else "0"
+
+
 def dim_text(d: Dim, name: Callable[[object], str] | None = None) -> str:
     """``d`` as the text format writes it: higher degree first, positive before negative, then
     by name. ``name`` names the dimension variables (the printer's names); by default they

@@ -3,8 +3,9 @@
 A definition ``out[I] = body(I)`` becomes a loop nest over the output's indices with the body
 written out as statements: each reduction is a loop (its float sum adds with ``_lane_add``, so
 LLVM may add in vector lanes, jit/kernels/vectorize.py), a ``where`` an ``if`` that evaluates only
-the branch it chooses, and every read is checked against its input's shape unless its index is
-an index variable ranging over exactly that axis. A read outside its input sets a flag instead
+the branch it chooses. Reads are checked once per call where that is exact (an index variable
+alone; outside a ``where``, an affine index, whose range over its variables' box is computed from
+the sizes) and otherwise where they happen. A read outside its input sets a flag instead
 of touching memory; the operator's NumPy semantics then run on the same arguments and raise
 their error, which names the input and the output element. Values are converted to each node's
 dtype as the semantics convert them (relayish/ix/relation.py), so the kernel computes what they
@@ -26,9 +27,9 @@ from typing import Any, Callable
 import attrs
 import numpy as np
 
-from relayish.dims import UNKNOWN, Dim, FloorDiv
+from relayish.dims import UNKNOWN, Dim, FloorDiv, dim_source
 from relayish.ix.language import (
-    COMPARISONS, Bin, Cast, Definition, InputDim, Lit, Node, Read, Reduce, Size, Unary, Var, Where, post_order,
+    COMPARISONS, Bin, Cast, Definition, Lit, Node, Read, Reduce, Size, Unary, Var, Where, post_order,
 )  # fmt: skip
 from relayish.ix.relation import DType, _combine, dtypes, output_dtype, realized
 from relayish.ix.semantics import evaluate
@@ -37,7 +38,6 @@ from .elementwise import _HEADER
 from .registry import kernel_from_source
 from .vectorize import SOURCE as VECTORIZE
 
-_OPERATORS = {"+": "+", "-": "-", "*": "*", "/": "/", "//": "//", "%": "%", "&": "&", "|": "|", **{c: c for c in COMPARISONS}}
 _FUNCTIONS = {"exp": "np.exp", "log": "np.log", "tanh": "np.tanh", "sqrt": "np.sqrt", "abs": "np.abs",
               "sin": "np.sin", "cos": "np.cos"}
 
@@ -58,7 +58,7 @@ class IndexKernel:
 
 def source(defn: Definition, arg_dtypes: list[np.dtype], ranks: list[int]) -> str:
     """The kernel module of ``defn`` for arguments of ``arg_dtypes`` and ``ranks``."""
-    writer = _Writer(dtypes(defn, arg_dtypes), defn, ranks)
+    writer = _Writer(dtypes(defn, arg_dtypes), defn)
     params = ", ".join(f"a{k}" for k in range(len(arg_dtypes)))
     sizes = "".join(f"    S{k}_{a} = a{k}.shape[{a}]\n" for k, rank in enumerate(ranks) for a in range(rank))
     head = f"{_HEADER}from jit import threads\n{VECTORIZE}\n\n@numba.njit(cache=True, nogil=True, error_model=\"numpy\")\n"
@@ -135,8 +135,8 @@ def _cast(dtype: np.dtype) -> str:
 class _Writer:
     """Statements computing expressions, written iteratively into ``lines`` at a given depth."""
 
-    def __init__(self, found: dict[int, DType], defn: Definition, ranks: list[int]):
-        self.found, self.defn, self.ranks = found, defn, ranks
+    def __init__(self, found: dict[int, DType], defn: Definition):
+        self.found, self.defn = found, defn
         self.names: dict[int, str] = {}
         self.count = 0
         self.reductions: list[Reduce] = []
@@ -152,17 +152,7 @@ class _Writer:
         return self.names[id(v)]
 
     def dim(self, d: Dim) -> str:
-        terms = []
-        for mono, coeff in d.terms.items():
-            factors = [str(coeff)] + [self.atom(atom) for atom, power in mono for _ in range(power)]
-            terms.append("*".join(factors))
-        return "(" + " + ".join(terms) + ")" if terms else "0"
-
-    def atom(self, atom: object) -> str:
-        if isinstance(atom, FloorDiv):
-            return f"({self.dim(atom.num)} // {self.dim(atom.den)})"
-        assert isinstance(atom, InputDim)
-        return f"S{atom.input}_{atom.axis}"
+        return dim_source(d, lambda atom: f"S{atom.input}_{atom.axis}")  # type: ignore[return-value]
 
     def loops(self, lines: list[str], depth: int, loops: list[tuple[str, str]]) -> int:
         for var, bound in loops:
@@ -204,7 +194,7 @@ class _Writer:
             a, b = self.fresh("v"), self.fresh("v")
             common = _cast(realized(_combine(self.found[id(n.a)], self.found[id(n.b)]))) if n.op in COMPARISONS else dtype
             x, y = f"{common}({a})", f"{common}({b})"
-            expr = f"np.{n.op}({x}, {y})" if n.op in ("maximum", "minimum") else f"{x} {_OPERATORS[n.op]} {y}"
+            expr = f"np.{n.op}({x}, {y})" if n.op in ("maximum", "minimum") else f"{x} {n.op} {y}"
             return [("node", n.a, a, level), ("node", n.b, b, level), ("line", f"{pad}{target} = {dtype}({expr})\n")]
         if isinstance(n, Unary):
             a = self.fresh("v")
@@ -274,6 +264,8 @@ class _Writer:
             (high if coeff > 0 else low).append(span)
         bounds = f"0 <= {' + '.join(low) or '0'} and {' + '.join(high) or '0'} < {size}"
         return f"({' or '.join([*empty, f'({bounds})'])})"
+
+
 @attrs.frozen
 class _Index:
     """An index variable as the atom of an affine index's polynomial (variables compare by identity)."""
@@ -319,12 +311,12 @@ def _extreme(kind: str, dtype: np.dtype) -> str:
     return f"np.{dtype.name}({info.min if kind == 'max' else info.max})"
 
 
-_CACHE: dict[tuple, IndexKernel] = {}
+_CACHE: dict[tuple, IndexKernel] = {}  # keyed by the definition itself (by identity), which it keeps alive
 
 
 def index_kernel(defn: Definition, arg_dtypes: list[Any], ranks: list[int]) -> Callable[..., np.ndarray]:
     """The kernel of ``defn`` for these argument dtypes and ranks (made once per process)."""
-    key = (id(defn), tuple(np.dtype(d).name for d in arg_dtypes), tuple(ranks))
+    key = (defn, tuple(np.dtype(d).name for d in arg_dtypes), tuple(ranks))
     if key not in _CACHE:
         _CACHE[key] = IndexKernel(defn, [np.dtype(d) for d in arg_dtypes], ranks)
     return _CACHE[key]

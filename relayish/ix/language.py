@@ -33,82 +33,34 @@ FUNCTIONS = ("exp", "log", "tanh", "sqrt", "abs", "sin", "cos", "sigmoid")
 REDUCTIONS = ("sum", "prod", "max", "min")
 
 
+def _operator(op: str, reflected: bool = False) -> Any:
+    """The method building ``Bin(op, self, other)`` (reflected: ``Bin(op, other, self)``)."""
+    def build(self: Node, other: Any) -> Node:
+        return Bin(op, node(other), self) if reflected else Bin(op, self, node(other))
+
+    return build
+
+
 class Node:
     """An index expression; Python's operators build larger ones."""
 
     __hash__ = object.__hash__
-
-    def __add__(self, other: Any) -> Node:
-        return Bin("+", self, node(other))
-
-    def __radd__(self, other: Any) -> Node:
-        return Bin("+", node(other), self)
-
-    def __sub__(self, other: Any) -> Node:
-        return Bin("-", self, node(other))
-
-    def __rsub__(self, other: Any) -> Node:
-        return Bin("-", node(other), self)
-
-    def __mul__(self, other: Any) -> Node:
-        return Bin("*", self, node(other))
-
-    def __rmul__(self, other: Any) -> Node:
-        return Bin("*", node(other), self)
-
-    def __truediv__(self, other: Any) -> Node:
-        return Bin("/", self, node(other))
-
-    def __rtruediv__(self, other: Any) -> Node:
-        return Bin("/", node(other), self)
-
-    def __floordiv__(self, other: Any) -> Node:
-        return Bin("//", self, node(other))
-
-    def __rfloordiv__(self, other: Any) -> Node:
-        return Bin("//", node(other), self)
-
-    def __mod__(self, other: Any) -> Node:
-        return Bin("%", self, node(other))
-
-    def __rmod__(self, other: Any) -> Node:
-        return Bin("%", node(other), self)
+    __add__, __radd__ = _operator("+"), _operator("+", True)
+    __sub__, __rsub__ = _operator("-"), _operator("-", True)
+    __mul__, __rmul__ = _operator("*"), _operator("*", True)
+    __truediv__, __rtruediv__ = _operator("/"), _operator("/", True)
+    __floordiv__, __rfloordiv__ = _operator("//"), _operator("//", True)
+    __mod__, __rmod__ = _operator("%"), _operator("%", True)
+    __and__, __rand__ = _operator("&"), _operator("&", True)
+    __or__, __ror__ = _operator("|"), _operator("|", True)
+    __lt__, __le__, __gt__, __ge__ = _operator("<"), _operator("<="), _operator(">"), _operator(">=")
+    __eq__, __ne__ = _operator("=="), _operator("!=")  # type: ignore[assignment]
 
     def __neg__(self) -> Node:
         return Unary("-", self)
 
     def __invert__(self) -> Node:
         return Unary("~", self)
-
-    def __and__(self, other: Any) -> Node:
-        return Bin("&", self, node(other))
-
-    def __rand__(self, other: Any) -> Node:
-        return Bin("&", node(other), self)
-
-    def __or__(self, other: Any) -> Node:
-        return Bin("|", self, node(other))
-
-    def __ror__(self, other: Any) -> Node:
-        return Bin("|", node(other), self)
-
-    def __lt__(self, other: Any) -> Node:
-        return Bin("<", self, node(other))
-
-    def __le__(self, other: Any) -> Node:
-        return Bin("<=", self, node(other))
-
-    def __gt__(self, other: Any) -> Node:
-        return Bin(">", self, node(other))
-
-    def __ge__(self, other: Any) -> Node:
-        return Bin(">=", self, node(other))
-
-    def __eq__(self, other: Any) -> Node:  # type: ignore[override]
-        return Bin("==", self, node(other))
-
-    def __ne__(self, other: Any) -> Node:  # type: ignore[override]
-        return Bin("!=", self, node(other))
 
     def __bool__(self) -> bool:
         raise RelayError("an index expression has no truth value while the operator is defined: "
