@@ -198,9 +198,11 @@ def gemm_import(dtype: str, names: Sequence[str] = ("_gemm",)) -> str:
 
 
 def calls_blas(kernel: Any) -> bool:
-    """Whether ``kernel`` (a function of a kernel module; anything else is not) calls the BLAS: its
+    """Whether ``kernel`` (a function of a kernel module, or an ``IndexKernel`` running one; anything
+    else is not) calls the BLAS: its
     module, or a helper module it imports from, imports from ``gemm_import``'s module. Compiled
     programs without such a kernel skip ``fit_blas_threads``."""
+    kernel = getattr(kernel, "run", kernel)  # an index-expression operator's kernel (jit/kernels/index_expr.py)
     name = getattr(kernel, "__module__", None)
     seen: set[str] = set()
     stack = [name] if isinstance(name, str) and name.startswith(PACKAGE) else []

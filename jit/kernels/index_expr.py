@@ -29,15 +29,17 @@ import numpy as np
 
 from relayish.dims import UNKNOWN, Dim, FloorDiv, dim_source
 from relayish.ix.language import (
-    COMPARISONS, Bin, Cast, Definition, Lit, Node, Read, Reduce, Size, Unary, Var, Where, post_order,
+    COMPARISONS, Bin, Cast, Definition, Lit, Node, Read, Reduce, Size, Unary, Var, Where, children, free_variables, post_order,
 )  # fmt: skip
 from relayish.ix.relation import DType, _combine, dtypes, output_dtype, realized
 from relayish.ix.semantics import evaluate
 
+from .contraction import contraction, contraction_source
 from .elementwise import _HEADER
 from .registry import kernel_from_source
 from .vectorize import SOURCE as VECTORIZE
 
+JIT = '@numba.njit(cache=True, nogil=True, error_model="numpy")\n'
 _FUNCTIONS = {"exp": "np.exp", "log": "np.log", "tanh": "np.tanh", "sqrt": "np.sqrt", "abs": "np.abs",
               "sin": "np.sin", "cos": "np.cos"}
 
@@ -58,16 +60,19 @@ class IndexKernel:
 
 def source(defn: Definition, arg_dtypes: list[np.dtype], ranks: list[int]) -> str:
     """The kernel module of ``defn`` for arguments of ``arg_dtypes`` and ``ranks``."""
-    writer = _Writer(dtypes(defn, arg_dtypes), defn)
+    writer = _Writer(dtypes(defn, arg_dtypes), defn, arg_dtypes)
     params = ", ".join(f"a{k}" for k in range(len(arg_dtypes)))
     sizes = "".join(f"    S{k}_{a} = a{k}.shape[{a}]\n" for k, rank in enumerate(ranks) for a in range(rank))
-    head = f"{_HEADER}from jit import threads\n{VECTORIZE}\n\n@numba.njit(cache=True, nogil=True, error_model=\"numpy\")\n"
+    head = f"{_HEADER}from jit import threads\n{VECTORIZE}\n\n{JIT}"
     if defn.target is not None:
         loops = _scatters(writer)
         return head + f"def _scatter({params}, out):\n{sizes}{_checks(writer)}    bad = 0\n{loops}    return bad\n\n\n" \
             f"def kernel({params}):\n    out = np.zeros(a{defn.target}.shape, np.float64)\n" \
             f"    bad = _scatter({params}, out)\n    return out.astype(a{defn.target}.dtype), bad\n"
     out_dtype = output_dtype(defn, writer.found[id(defn.body)])
+    plan = contraction(defn, writer.found, out_dtype)
+    if plan is not None:
+        return _HEADER + contraction_source(writer, plan, out_dtype, params, sizes, JIT)
     shape = [writer.dim(v.extent) for v in defn.indices]
     loops = _gather(writer, out_dtype)
     run = (f"    bounds = threads.chunk_bounds(out.shape[0], {' * '.join(shape[1:]) or '1'} * {writer.reduction_steps()})\n"
@@ -88,7 +93,7 @@ def _gather(writer: _Writer, out_dtype: np.dtype) -> str:
     """The loops of a definition over rows ``lo .. hi`` of its output. A body that is a sum whose
     dtype is the output's runs the output's last index innermost, inside the summed axes, adding
     into the output (``out[i, j] += A[i, k] * B[k, j]``): the same additions in the same order
-    per element, and an inner loop over contiguous elements that LLVM vectorizes."""
+    per element, and an inner loop over contiguous elements that LLVM vectorizes (``_sum_rows``)."""
     defn, lines = writer.defn, []
     body, indices = defn.body, list(defn.indices)
     names = [writer.name(v) for v in indices]
@@ -98,19 +103,44 @@ def _gather(writer: _Writer, out_dtype: np.dtype) -> str:
     at = ", ".join(names) if names else "()"
     cast = _cast(out_dtype)
     if indices and isinstance(body, Reduce) and body.kind == "sum" and realized(writer.found[id(body)]) == out_dtype:
-        writer.reductions.append(body)
-        depth = writer.loops(lines, 1, loops[:-1])
-        last = [loops[-1]]
-        inner = writer.loops(lines, depth, last)
-        lines.append(f"{'    ' * inner}out[{at}] = {cast}(0)\n")
-        depth = writer.loops(lines, depth, [(writer.name(v), writer.dim(v.extent)) for v in body.axes])
-        depth = writer.loops(lines, depth, last)
-        value = writer.expression(lines, depth, body.body)
-        lines.append(f"{'    ' * depth}out[{at}] = {cast}(out[{at}] + {cast}({value}))\n")
-        return "".join(lines)
+        return _sum_rows(writer, body, loops, at, cast)
     depth = writer.loops(lines, 1, loops)
     value = writer.expression(lines, depth, body)
     lines.append(f"{'    ' * depth}out[{at}] = {cast}({value})\n")
+    return "".join(lines)
+
+
+UNROLL = 4  # steps of the last summed axis per pass over an output row
+
+
+def _sum_rows(writer: _Writer, body: Reduce, loops: list[tuple[str, str]], at: str, cast: str) -> str:
+    """The loops of a sum body, the output's last index innermost. The parts of the summed
+    expression that do not depend on that index (``A[i, k]``) are computed before its loop, and
+    the last summed axis takes ``UNROLL`` steps per pass, so that each pass loads and stores the
+    row of the output once for several products (the additions stay in order)."""
+    writer.reductions.append(body)
+    lines: list[str] = []
+    depth = writer.loops(lines, 1, loops[:-1])
+    last = loops[-1]
+    lines.append(f"{'    ' * depth}for {last[0]} in range({last[1]}):\n{'    ' * (depth + 1)}out[{at}] = {cast}(0)\n")
+    *outer_axes, axis = body.axes
+    depth = writer.loops(lines, depth, [(writer.name(v), writer.dim(v.extent)) for v in outer_axes])
+    outside = {id(v) for v in (*writer.defn.indices[:-1], *body.axes)}
+    k, extent = writer.name(axis), writer.dim(axis.extent)
+    pad = "    " * depth
+    base = writer.fresh("q")
+    split = f"{extent} - {extent} % {UNROLL}"
+    for start, stop, step in (("0", split, UNROLL), (split, extent, 1)):
+        lines.append(f"{pad}for {base} in range({start}, {stop}, {step}):\n")
+        before, inner, total = [], [], writer.fresh("t")
+        inner.append(f"{pad}        {total} = out[{at}]\n")
+        for u in range(step):
+            writer.names[id(axis)] = f"{k}_{u}"
+            before.append(f"{pad}    {k}_{u} = {base} + {u}\n")
+            value = writer.expression(inner, depth + 2, body.body, writer.hoisted(before, depth + 1, body.body, outside))
+            inner.append(f"{pad}        {total} = {cast}({total} + {cast}({value}))\n")
+        lines += [*before, f"{pad}    for {last[0]} in range({last[1]}):\n", *inner, f"{pad}        out[{at}] = {total}\n"]
+    writer.names[id(axis)] = k
     return "".join(lines)
 
 
@@ -135,12 +165,13 @@ def _cast(dtype: np.dtype) -> str:
 class _Writer:
     """Statements computing expressions, written iteratively into ``lines`` at a given depth."""
 
-    def __init__(self, found: dict[int, DType], defn: Definition):
-        self.found, self.defn = found, defn
+    def __init__(self, found: dict[int, DType], defn: Definition, arg_dtypes: list[np.dtype]):
+        self.found, self.defn, self.arg_dtypes = found, defn, arg_dtypes
         self.names: dict[int, str] = {}
         self.count = 0
         self.reductions: list[Reduce] = []
         self.checks: list[str] = []  # conditions checked once per call, before the loops
+        self.bound: dict[int, str] = {}  # nodes computed before, by the expression being written
 
     def fresh(self, prefix: str) -> str:
         self.count += 1
@@ -161,10 +192,12 @@ class _Writer:
         return depth
 
     def reduction_steps(self) -> str:
-        return " * ".join(self.dim(v.extent) for r in self.reductions for v in r.axes) or "1"
+        return " * ".join(self.dim(v.extent) for r in dict.fromkeys(self.reductions) for v in r.axes) or "1"
 
-    def expression(self, lines: list[str], depth: int, root: Node) -> str:
-        """Append the statements computing ``root`` at ``depth``; the name holding its value."""
+    def expression(self, lines: list[str], depth: int, root: Node, bound: dict[int, str] | None = None) -> str:
+        """Append the statements computing ``root`` at ``depth``; the name holding its value. Nodes
+        in ``bound`` were computed before, into the names it gives."""
+        self.bound = bound or {}
         result = self.fresh("v")
         tasks: list[tuple] = [("node", root, result, depth, False)]
         while tasks:
@@ -177,11 +210,29 @@ class _Writer:
                                    for t in self.node(n, target, level, guarded)]))
         return result
 
+    def hoisted(self, lines: list[str], depth: int, root: Node, outside: set[int]) -> dict[int, str]:
+        """Compute at ``depth`` the largest parts of ``root`` whose index variables are all in
+        ``outside`` (not inside a ``where``'s branch, which may not be evaluated); their names."""
+        free = free_variables(root)
+        bound: dict[int, str] = {}
+        stack = [root]
+        while stack:
+            n = stack.pop()
+            if id(n) in bound or isinstance(n, (Var, Lit, Size)):
+                continue
+            if free[id(n)] <= outside:
+                bound[id(n)] = self.expression(lines, depth, n, bound)
+            else:
+                stack.extend([n.cond] if isinstance(n, Where) else children(n))
+        return bound
+
     def node(self, n: Node, target: str, level: int, guarded: bool) -> list[tuple]:
         """The tasks computing ``n`` into ``target``: lines, and nodes written before them (inside a
         ``where``'s branch when ``guarded``)."""
         pad = "    " * level
         dtype = _cast(realized(self.found[id(n)]))
+        if id(n) in self.bound:
+            return [("line", f"{pad}{target} = {self.bound[id(n)]}\n")]
         if isinstance(n, Var):
             return [("line", f"{pad}{target} = {self.name(n)}\n")]
         if isinstance(n, Lit):

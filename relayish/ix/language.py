@@ -229,3 +229,14 @@ def post_order(*roots: Node) -> Iterator[Node]:
             continue
         stack.append((n, True))
         stack.extend((c, False) for c in children(n) if id(c) not in done)
+
+
+def free_variables(root: Node) -> dict[int, set[int]]:
+    """For each node under ``root`` (by id), the ids of the index variables its value depends on
+    (a reduction's own axes excluded)."""
+    free: dict[int, set[int]] = {}
+    for n in post_order(root):
+        own = {id(n)} if isinstance(n, Var) else set()
+        axes = {id(v) for v in n.axes} if isinstance(n, Reduce) else set()
+        free[id(n)] = own.union(*(free[id(c)] for c in children(n))) - axes
+    return free

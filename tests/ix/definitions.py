@@ -12,6 +12,28 @@ def matmul(A, B):
     return ix.tensor((A.shape[0], B.shape[1]), lambda i, j: ix.sum(A[i, k] * B[k, j], k))
 
 
+def batched_matmul(A, B):
+    k = ix.axis(A.shape[2], "k")
+    return ix.tensor((A.shape[0], A.shape[1], B.shape[2]), lambda b, i, j: ix.sum(A[b, i, k] * B[b, k, j], k))
+
+
+def dense(X, W):
+    """X @ W.T: rows of X against rows of W."""
+    k = ix.axis(X.shape[1], "k")
+    return ix.tensor((X.shape[0], W.shape[0]), lambda i, j: ix.sum(X[i, k] * W[j, k], k))
+
+
+def squared_distances(A, B):
+    """|A[i] - B[j]|^2 for rows of A and B: a sum that is not a product."""
+    k = ix.axis(A.shape[1], "k")
+
+    def element(i, j):
+        d = A[i, k] - B[j, k]
+        return ix.sum(d * d, k)
+
+    return ix.tensor((A.shape[0], B.shape[0]), element)
+
+
 def conv2d(stride: int, pad: int):
     """NCHW convolution of X (n, c, h, w) with W (f, c, kh, kw), zero padding ``pad`` on every side."""
 
@@ -78,7 +100,8 @@ def unguarded_stencil(x):
 
 
 DEFINITIONS = {
-    "ix_matmul": matmul, "ix_conv_s1p0": conv2d(1, 0), "ix_conv_s2p1": conv2d(2, 1), "ix_max_pool2d": max_pool2d,
+    "ix_matmul": matmul, "ix_bmm": batched_matmul, "ix_dense": dense, "ix_sqdist": squared_distances,
+    "ix_conv_s1p0": conv2d(1, 0), "ix_conv_s2p1": conv2d(2, 1), "ix_max_pool2d": max_pool2d,
     "ix_batched_trace": batched_trace, "ix_diag": diag, "ix_transpose": transpose, "ix_stencil": stencil,
     "ix_softmax": softmax, "ix_gather": gather, "ix_unguarded": unguarded_stencil,
 }
@@ -92,6 +115,9 @@ def register() -> dict:
 # operator -> its arguments' shapes (an int64 second argument for gather), whether it is smooth
 CASES = {
     "ix_matmul": ([(3, 4), (4, 2)], True),
+    "ix_bmm": ([(2, 3, 4), (2, 4, 2)], True),
+    "ix_dense": ([(3, 4), (2, 4)], True),
+    "ix_sqdist": ([(3, 4), (2, 4)], True),
     "ix_conv_s1p0": ([(2, 2, 5, 5), (3, 2, 3, 3)], True),
     "ix_conv_s2p1": ([(1, 2, 5, 6), (2, 2, 3, 3)], True),
     "ix_max_pool2d": ([(1, 2, 4, 6)], False),

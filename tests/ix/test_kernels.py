@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import relayish
+from jit.kernels.index_expr import source
 from relayish.testing.inputs import leaves
 from tests.ix.definitions import CASES, arguments, tensor
 
@@ -61,15 +62,38 @@ def test_compiled_convolutions_agree_with_the_evaluator_on_drawn_shapes(ops, dat
 
 
 def test_a_large_output_runs_in_chunks_on_every_thread_with_the_same_values(ops):
+    """Squared distances are a sum that is not a product: loops, the output's rows split over threads."""
     rng = np.random.default_rng(2)
-    a, b = rng.standard_normal((700, 8)).astype(np.float32), rng.standard_normal((8, 600)).astype(np.float32)
+    a, b = rng.standard_normal((700, 8)).astype(np.float32), rng.standard_normal((600, 8)).astype(np.float32)
     module = relayish.parse("""def @main[n: Dim, m: Dim](%a: Tensor(FloatType(32), Shape(n, 8)),
-                                                        %b: Tensor(FloatType(32), Shape(8, m))) { @ix_matmul(%a, %b) }""")
+                                                        %b: Tensor(FloatType(32), Shape(m, 8))) { @ix_sqdist(%a, %b) }""")
     compiled = relayish.compile(module, "main", tiered=False)
     whole = compiled(a, b)
-    np.testing.assert_allclose(whole, ops["ix_matmul"].compute(a, b), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(whole, ops["ix_sqdist"].compute(a, b), rtol=1e-5, atol=1e-5)
     for rows in (slice(0, 5), slice(690, 700)):  # small: one call on one thread; the same loop per element
         np.testing.assert_array_equal(compiled(a[rows], b), whole[rows])
+
+
+@given(data=st.data(), seed=st.integers(0, 2**32 - 1))
+def test_sums_of_products_run_as_matrix_products_within_blas_error(ops, data, seed):
+    """matmul, dense (a transposed view), batched matmul (a product per batch entry) and the
+    convolutions (gathered, a product per image) call the BLAS gemm; each element's error is bounded
+    as a product's is, by rtol times the same operator of the arguments' absolute values."""
+    name = data.draw(st.sampled_from(["ix_matmul", "ix_dense", "ix_bmm", "ix_conv_s1p0", "ix_conv_s2p1"]))
+    sizes = [data.draw(st.integers(0 if "conv" not in name else 1, 6)) for _ in range(4)]
+    b, n, k, m = sizes
+    shapes = {"ix_matmul": [(n, k), (k, m)], "ix_dense": [(n, k), (m, k)], "ix_bmm": [(b, n, k), (b, k, m)],
+              "ix_conv_s1p0": [(b, k, n + 2, m + 2), (n, k, 3, 3)], "ix_conv_s2p1": [(b, k, n + 2, m + 2), (n, k, 3, 3)]}[name]
+    rng = np.random.default_rng(seed)
+    args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    params = ", ".join(f"%a{i}: {tensor(a.shape, 'FloatType(32)')}" for i, a in enumerate(args))
+    compiled = relayish.compile(relayish.parse(f"def @main({params}) {{ @{name}(%a0, %a1) }}"), "main", tiered=False)
+    assert "_mm(" in source(ops[name].definition, [np.dtype(np.float32)] * 2, [len(s) for s in shapes])
+    got = compiled(*args)
+    exact = ops[name].compute(*[a.astype(np.float64) for a in args])
+    bound = 1e-5 * ops[name].compute(*[np.abs(a).astype(np.float64) for a in args])
+    assert got.dtype == np.float32 and got.shape == exact.shape
+    assert np.all(np.abs(got - exact) <= bound + 1e-30), name
 
 
 def test_a_compiled_read_outside_an_input_raises_the_evaluators_error(ops):
@@ -102,14 +126,12 @@ def test_affine_reads_outside_a_where_are_checked_once_per_call(ops):
     is exact, so it is checked before the loops and the loops have no check; a read in a where's
     branch (the padded convolution, the stencil) or at a data-dependent index (gather) is checked
     where it happens."""
-    from jit.kernels.index_expr import source
-
     def loops(name: str, dtypes: list, ranks: list[int]) -> str:
         text = source(ops[name].definition, [np.dtype(d) for d in dtypes], ranks)
-        return text.split("def _part(")[1].split("def kernel(")[0]
+        return text[text.index("def _part(" if "def _part(" in text else "def kernel("):]
 
     plain = loops("ix_conv_s1p0", ["float32", "float32"], [4, 4])
-    assert "return 1" in plain and "bad = 1" not in plain
+    assert "return out, 1" in plain and "bad = 1" not in plain
     for name, dtypes, ranks in [("ix_conv_s2p1", ["float32"] * 2, [4, 4]), ("ix_stencil", ["float32"], [1]),
                                 ("ix_gather", ["float32", "int64"], [2, 1])]:
         assert "bad = 1" in loops(name, dtypes, ranks), name

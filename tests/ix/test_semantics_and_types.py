@@ -39,6 +39,18 @@ def test_matmul_is_the_builtin_matmul(ops, n, k, m, seed):
     np.testing.assert_allclose(got, builtin("matmul", a, b), rtol=1e-5, atol=1e-5)
 
 
+@given(b=st.integers(0, 3), n=st.integers(0, 4), k=st.integers(0, 5), m=st.integers(0, 4), seed=st.integers(0, 2**32 - 1))
+def test_batched_matmul_dense_and_squared_distances_are_numpys(ops, b, n, k, m, seed):
+    rng = np.random.default_rng(seed)
+    a, c = floats(rng, b, n, k), floats(rng, b, k, m)
+    np.testing.assert_allclose(ops["ix_bmm"].compute(a, c), builtin("matmul", a, c),
+                               rtol=1e-5, atol=1e-5)
+    x, w = floats(rng, n, k), floats(rng, m, k)
+    np.testing.assert_allclose(ops["ix_dense"].compute(x, w), builtin("dense", x, w), rtol=1e-5, atol=1e-5)
+    expected = ((x.astype(np.float64)[:, None, :] - w[None, :, :]) ** 2).sum(axis=2)
+    np.testing.assert_allclose(ops["ix_sqdist"].compute(x, w), expected, rtol=1e-5, atol=1e-5)
+
+
 @given(data=st.data(), seed=st.integers(0, 2**32 - 1))
 def test_conv2d_with_stride_and_padding_is_the_builtin_conv2d(ops, data, seed):
     stride, pad = data.draw(st.sampled_from([(1, 0), (2, 1)]), label="stride, padding")
