@@ -35,6 +35,12 @@ seconds (600) or ``--mem-limit`` GB of resident memory (4): the machine is share
   then ``sum(x * x)``. A compiler that drops dead code makes the value O(n); the gradient
   must then not pay for their (zero) adjoints either.
 
+The programs ``a-ix`` to ``d-ix`` compute the same with operators written as index expressions
+(``index_operators``: diag, trace, a column-row dot, a read at an index, tanh, a sum of squares),
+whose adjoints relayish derives (docs/index-expressions.md); the JIT adds each adjoint's scatters
+into the gradient in place, so a step costs its reads, not the input's size. Their inputs are
+the float input and the steps (``a-ix`` needs no index vector).
+
 Each value+gradient global is ``Grad`` of a closure over the program's integer inputs (the
 gradient is in the float argument only). The loops' step counts are inputs too: a loop with a
 constant count of at most 256 steps is unrolled by the optimizer (docs/optimizer.md), and the
@@ -90,11 +96,13 @@ for _path in (REPO, BENCH):
 import relayish  # noqa: E402
 import workloads  # noqa: E402
 
-PROGRAMS = ("a", "b", "c", "d")
+PROGRAMS = ("a", "b", "c", "d", "a-ix", "b-ix", "c-ix", "d-ix")
 TITLES = {"a": "trace(diag(x)) x m", "b": "dot(X[:, i%n], X[i%n, :]) x m",
           "c": "sum [i != k] x_i (loop)", "d": "m dead bindings"}
+TITLES |= {f"{p}-ix": f"{TITLES[p]}, index expressions" for p in "abcd"}
 DEFAULT_SIZES = (32, 128, 512)
 SIZES = {"a": (128, 512, 2048), "b": (128, 512, 2048), "c": (2048, 8192, 32768)}  # see the docstring
+SIZES |= {f"{p}-ix": sizes for p, sizes in SIZES.items()}
 QUICK_SIZES = (8, 32)
 FLAT_BOUND = 2.0
 TOLERANCE = 1e-4
@@ -114,8 +122,42 @@ def IV(n: int) -> str:
     return f"Tensor(IntType(32), Shape({n}))"
 
 
+def index_operators() -> None:
+    """Register the operators the ``-ix`` programs call, written as index expressions
+    (docs/index-expressions.md): their gradients are derived, none written here."""
+    from relayish import ix
+
+    def diag(x):
+        return ix.tensor((x.shape[0], x.shape[0]), lambda i, j: ix.where(i == j, x[i], 0.0))
+
+    def trace(D):
+        k = ix.axis(D.shape[0], "k")
+        return ix.tensor((), lambda: ix.sum(D[k, k], k))
+
+    def column_row_dot(X, j):
+        k = ix.axis(X.shape[0], "k")
+        return ix.tensor((), lambda: ix.sum(X[k, j[()]] * X[j[()], k], k))
+
+    def pick(x, i):
+        return ix.tensor((), lambda: x[i[()]])
+
+    def tanh(x):
+        return ix.tensor((x.shape[0],), lambda i: ix.tanh(x[i]))
+
+    def sum_of_squares(x):
+        k = ix.axis(x.shape[0], "k")
+        return ix.tensor((), lambda: ix.sum(x[k] * x[k], k))
+
+    for fn in (diag, trace, column_row_dot, pick, tanh, sum_of_squares):
+        ix.operator(fn, name=f"cg_{fn.__name__}")
+
+
 def program_text(program: str, n: int, m: int) -> str:
-    """``@loss`` (the value) and ``@vg`` (value and gradient in the float argument)."""
+    """``@loss`` (the value) and ``@vg`` (value and gradient in the float argument). The ``-ix``
+    programs are the same computations with the operators of ``index_operators``."""
+    if program.endswith("-ix"):
+        index_operators()
+        return _index_program_text(program[0], n, m)
     if program == "a":
         return f"""
 def @loss(%x: {T(n)}, %idx: {IV(n)}, %m: {I32}) -> {SCALAR} {{
@@ -171,8 +213,40 @@ def @vg(%x: {T(n)}) {{
     raise ValueError(f"unknown program {program!r}")
 
 
+def _index_program_text(program: str, n: int, m: int) -> str:
+    loop = f"""let %loop = fn (%i: {I32}, %acc: {SCALAR}) -> {SCALAR} {{
+    if %i == %m then %acc else %loop(%i + 1, %acc + STEP)
+  }} in
+  %loop(0, 0.0)"""
+    if program == "d":
+        dead = "".join(f"  let %d{k} = @cg_tanh(%d{k - 1}) in\n" for k in range(1, m + 1))
+        return f"""
+def @loss(%x: {T(n)}) -> {SCALAR} {{
+  let %d0 = %x in
+{dead}  @cg_sum_of_squares(%x)
+}}
+def @vg(%x: {T(n)}) {{
+  Grad(@loss)(%x)
+}}
+"""
+    shape, step = {"a": ((n,), "@cg_trace(%D)"), "b": ((n, n), f"@cg_column_row_dot(%x, %i - (%i / {n}) * {n})"),
+                   "c": ((n,), f"@cast(%i != {n // 2}, dtype=FloatType(32)) * @cg_pick(%x, %i)")}[program]
+    setup = "let %D = @cg_diag(%x) in\n  " if program == "a" else ""
+    return f"""
+def @loss(%x: {T(*shape)}, %m: {I32}) -> {SCALAR} {{
+  {setup}{loop.replace("STEP", step)}
+}}
+def @vg(%x: {T(*shape)}, %m: {I32}) {{
+  Grad(fn (%y: {T(*shape)}) -> {SCALAR} {{ @loss(%y, %m) }})(%x)
+}}
+"""
+
+
 def inputs(program: str, n: int, m: int, seed: int = 0) -> tuple[np.ndarray, ...]:
     """The arguments of ``@loss`` and ``@vg``: the float input first, the loop's steps last."""
+    if program.endswith("-ix"):  # the float input and the steps
+        found = inputs(program[0], n, m, seed)
+        return found[:1] if program == "d-ix" else (found[0], found[-1])
     rng = np.random.default_rng(seed)
     if program == "a":
         return rng.standard_normal(n).astype(np.float32), np.arange(n, dtype=np.int32), np.int32(m)
@@ -185,6 +259,7 @@ def inputs(program: str, n: int, m: int, seed: int = 0) -> tuple[np.ndarray, ...
 
 def expected(program: str, n: int, m: int, args: tuple[np.ndarray, ...]) -> tuple[float, np.ndarray]:
     """(value, gradient in the float argument) in closed form, float64."""
+    program = program[0]  # the -ix programs compute the same
     x = args[0].astype(np.float64)
     if program == "a":  # m * trace(diag(x)) = m * sum(x)
         return m * x.sum(), np.full(n, float(m))
@@ -373,7 +448,7 @@ def main(argv: list[str] | None = None) -> list[Cell]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help=f"sizes {QUICK_SIZES}, short timings")
     parser.add_argument("--sizes", help="comma-separated n (m = n) for every program")
-    parser.add_argument("--only", help="comma-separated programs among a,b,c,d")
+    parser.add_argument("--only", help="comma-separated programs among " + ",".join(PROGRAMS))
     parser.add_argument("--json", help="write every measurement to this file")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per cell before it is killed")
     parser.add_argument("--mem-limit", type=float, default=4.0, help="GB of resident memory per cell before it is killed")

@@ -322,7 +322,15 @@ class Lowering:
         return e.body
 
     def accumulate(self, cell: str, call: Call, em: Emitter) -> None:
-        """``cell := call``, in place where the cell's array is not shared (``in_place_kernel``)."""
+        """``cell := call``, in place where the cell's array is not shared (``in_place_kernel``); for
+        an index-expression adjoint's call (``scatter_addend``), ``cell := !cell + call``."""
+        op = lookup_op(call.callee.name) if isinstance(call.callee, Op) else None
+        if op is not None and op.definition is not None:
+            found = self.index_kernel(call)
+            arrays = [self.array(a, em) for a in call.args]
+            names = [self.constant(found.accumulate, f"k_{op.name}_in_place"), self.constant(found.added, f"k_{op.name}_added")]
+            em.line(f"_accumulate_into({', '.join([cell, *names, *arrays])})")
+            return
         axis = self.scatter_add_axis(call)
         if axis is not None:  # a scalar's adjoint in a loop reading x[i]: NumPy adds it, no kernel call
             self.numpy_scalars = True  # NumPy's addition of one element warns on overflow
@@ -392,10 +400,43 @@ class Lowering:
                 and isinstance(write, Let) and isinstance(write.value, RefWrite)
                 and write.value.ref is e.value.ref and write.value.value is call.var):
             return None
-        if (self.uses[id(e.var)], self.uses[id(call.var)], self.uses[id(write.var)]) != (1, 1, 0) or \
-                self.in_place_kernel(call.value) is None:
+        if (self.uses[id(e.var)], self.uses[id(call.var)], self.uses[id(write.var)]) != (1, 1, 0):
             return None
-        return e.value.ref, between, call.value, write.body
+        if self.in_place_kernel(call.value) is not None:
+            return e.value.ref, between, call.value, write.body
+        addend = self.scatter_addend(call.value, between)
+        if addend is None:
+            return None
+        return e.value.ref, [b for b in between if b is not addend], addend.value, write.body
+
+    def scatter_addend(self, call: Call, between: list[Let]) -> Let | None:
+        """In ``a + c``, the let among ``between`` binding ``c``, read nowhere else, to a call of an
+        index-expression operator's adjoint of ``a``'s type (a sum of scatters, which its kernel
+        adds into ``a`` in place: work of the scatters' grids, not of ``a``'s size); else None."""
+        if not (self.target == "cpu" and isinstance(call.callee, Op) and call.callee.name == "add"):
+            return None
+        a, c = call.args
+        binding = next((b for b in between if b.var is c), None)
+        if binding is None or self.uses[id(c)] != 1 or not isinstance(binding.value, Call):
+            return None
+        callee = binding.value.callee
+        op = lookup_op(callee.name) if isinstance(callee, Op) else None
+        if op is None or op.definition is None or op.definition.target is None:
+            return None
+        ty = self.types.get(id(a))
+        if ty != self.types.get(id(c)) or not (isinstance(ty, TensorType) and isinstance(ty.shape, Shape) and ty.shape.rank):
+            return None
+        return binding if self.index_kernel(binding.value) is not None else None
+
+    def index_kernel(self, call: Call) -> Any | None:
+        """The kernel of a call of an index-expression operator (jit/kernels/index_expr.py), None
+        where its argument types are polymorphic in a dtype or a rank (it runs on the host then)."""
+        try:
+            arg_types = [ArgType.of(self.types.get(id(a))) for a in call.args]
+        except TypeError:
+            return None
+        return index_kernel(lookup_op(call.callee.name).definition, [t.dtype for t in arg_types],
+                            [t.rank for t in arg_types])
 
     # expressions: each result gets a name, in evaluation order ----------------------------
     def atom(self, e: Expr, em: Emitter) -> str:
@@ -554,16 +595,12 @@ class Lowering:
         attrs = op.full_attrs(e.attrs)
         types = [self.types.get(id(a)) for a in e.args]
         args = [self.atom(a, em) for a in e.args]
-        if op.definition is not None and self.target == "cpu":  # an index-expression operator: its kernel
-            try:
-                arg_types = [ArgType.of(t) for t in types]
-            except TypeError:  # polymorphic in a dtype or a rank: its semantics on the host, below
-                arg_types = None
-            if arg_types is not None:
-                self.check_unknown_sizes(op, e, args, types, em)
-                found = index_kernel(op.definition, [t.dtype for t in arg_types], [t.rank for t in arg_types])
-                call = f"{self.constant(found, f'k_{op.name}')}({', '.join(f'_asarray({a})' if t.rank == 0 else a for a, t in zip(args, arg_types))})"
-                return f"{call}[()]" if scalars.is_scalar(self.types.get(id(e))) else call
+        found = self.index_kernel(e) if op.definition is not None and self.target == "cpu" else None
+        if found is not None:  # an index-expression operator: its kernel
+            self.check_unknown_sizes(op, e, args, types, em)
+            ranks = [ArgType.of(t).rank for t in types]
+            call = f"{self.constant(found, f'k_{op.name}')}({', '.join(f'_asarray({a})' if r == 0 else a for a, r in zip(args, ranks))})"
+            return f"{call}[()]" if scalars.is_scalar(self.types.get(id(e))) else call
         if is_user_op(op.name):  # registered from Python: its implementation runs on the host, checked
             if self.target != "cpu":
                 raise CompileError(f"operator @{op.name} is registered from Python: the {self.target} target has no "

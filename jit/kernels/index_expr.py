@@ -39,6 +39,9 @@ from .elementwise import _HEADER
 from .registry import kernel_from_source
 from .vectorize import SOURCE as VECTORIZE
 
+# what a kernel returns besides its result: 0; 1 when a check before the loops failed (nothing was
+# written); WRITTEN when a read in the loops was outside its input (the call runs the semantics instead)
+WRITTEN = 2
 JIT = '@numba.njit(cache=True, nogil=True, error_model="numpy")\n'
 _FUNCTIONS = {"exp": "np.exp", "log": "np.log", "tanh": "np.tanh", "sqrt": "np.sqrt", "abs": "np.abs",
               "sin": "np.sin", "cos": "np.cos"}
@@ -56,6 +59,24 @@ class IndexKernel:
         if bad:  # a read outside an input, or sizes a ``?`` hid from the checker: the semantics say what
             return evaluate(self.defn, *arrays)
         return out
+
+    def accumulate(self, data: np.ndarray, *arrays: np.ndarray) -> np.ndarray:
+        """``data + self(*arrays)`` for an adjoint, its scatters added into ``data`` (C-contiguous, owned
+        by the caller) in place where it has the target's shape and dtype: work of the scatters'
+        grids, not of the target's size (a loop reading one element per step stays linear)."""
+        target = arrays[self.defn.target]
+        if data.shape == target.shape and data.dtype == target.dtype:
+            bad = self.run.__globals__["_scatter"](*arrays, data)  # the module of an adjoint's kernel
+            if not bad:
+                return data
+            if bad == WRITTEN:  # a read outside an input after some additions: the semantics raise
+                evaluate(self.defn, *arrays)
+                raise AssertionError(f"@{self.defn.name}: a kernel read outside an input that its semantics do not read")
+        return np.add(data, self(*arrays))
+
+    def added(self, data: np.ndarray, *arrays: np.ndarray) -> np.ndarray:
+        """``accumulate`` into a copy of ``data`` (which others share): the same values."""
+        return self.accumulate(np.array(data, order="C"), *arrays)
 
 
 def source(defn: Definition, arg_dtypes: list[np.dtype], ranks: list[int]) -> str:
@@ -145,16 +166,18 @@ def _sum_rows(writer: _Writer, body: Reduce, loops: list[tuple[str, str]], at: s
 
 
 def _scatters(writer: _Writer) -> str:
-    """The loops adding an adjoint's scatters into ``out`` (float64), skipping positions outside it."""
+    """The loops adding an adjoint's scatters into ``out``, skipping positions outside it (their
+    values are not computed: the semantics do not read them either)."""
     lines: list[str] = []
     target = writer.defn.target
     for part in writer.defn.scatters:
         depth = writer.loops(lines, 1, [(writer.name(v), writer.dim(v.extent)) for v in part.space])
-        value = writer.expression(lines, depth, part.value)
         places = [writer.expression(lines, depth, t) for t in part.targets]
         pad = "    " * depth
         inside = " and ".join(f"0 <= {p} < S{target}_{a}" for a, p in enumerate(places)) or "True"
-        lines.append(f"{pad}if {inside}:\n{pad}    out[{', '.join(places) or '()'}] += np.float64({value})\n")
+        lines.append(f"{pad}if {inside}:\n")
+        value = writer.expression(lines, depth + 1, part.value)
+        lines.append(f"{pad}    out[{', '.join(places) or '()'}] += np.float64({value})\n")
     return "".join(lines)
 
 
@@ -294,7 +317,7 @@ class _Writer:
             return [*tasks, ("line", f"{pad}{target} = a{n.input}[{at}]\n")]
         zero = f"a{n.input}.dtype.type(0)"
         return [*tasks, ("line", f"{pad}if {' and '.join(checks)}:\n{pad}    {target} = a{n.input}[{at}]\n"
-                                 f"{pad}else:\n{pad}    bad = 1\n{pad}    {target} = {zero}\n")]
+                                 f"{pad}else:\n{pad}    bad = {WRITTEN}\n{pad}    {target} = {zero}\n")]
 
     def range_check(self, index: Node, size: str) -> str | None:
         """Code saying that affine ``index`` stays in ``0 .. size - 1`` over its variables' ranges

@@ -165,12 +165,24 @@ def _gradient(defn: Definition) -> Callable[[Site], list[Any]]:
                 adjoints.append(None)
                 continue
             name = f"{defn.name}__d{k}"
-            if registry.lookup_op(name) is None:
-                register(adjoint(defn, k))
+            registry.lookup_op(name)  # derived now, if no call named it before (_derived)
             adjoints.append(s.op(name, *s.args, s.g))
         return adjoints
 
     return gradient
+
+
+def _derived(name: str) -> OpDef | None:
+    """The record of ``@op__dK``, the adjoint of input K of index-expression operator ``@op``,
+    derived and registered; None for any other name."""
+    base, sep, k = name.rpartition("__d")
+    parent = registry.lookup_op(base) if sep and k.isdigit() else None
+    if parent is None or parent.definition is None or int(k) >= len(parent.definition.inputs):
+        return None
+    return register(adjoint(parent.definition, int(k)))
+
+
+registry.DERIVED.append(_derived)
 
 
 def trace(fn: Callable[..., Tensor], name: str) -> Definition:

@@ -66,13 +66,19 @@ def evaluate(defn: Definition, *arrays: np.ndarray) -> np.ndarray:
 def _evaluate(defn: Definition, grid: _Grid) -> np.ndarray:
     """The rows of the output ``grid`` covers."""
     result, marks = grid.evaluate(defn.body, defn.indices)
+    _check_marks(defn, grid, marks, "output element", grid.rows[0] if grid.rows else 0)
+    return np.array(result, dtype=output_dtype(defn, grid.found[id(defn.body)]))
+
+
+def _check_marks(defn: Definition, grid: _Grid, marks: Marks, what: str, first_row: int) -> None:
+    """Raise the error of the first element (its first index offset by ``first_row``) that read an
+    input outside its shape."""
     for k, mark in marks.items():
         if mark.any():
             position = tuple(int(i) for i in np.argwhere(mark)[0])
-            position = (position[0] + grid.rows[0], *position[1:]) if grid.rows else position
-            raise ValueError(f"{defn.name}: output element {position} reads {defn.inputs[k]} outside its shape "
+            position = (position[0] + first_row, *position[1:]) if position else position
+            raise ValueError(f"{defn.name}: {what} {position} reads {defn.inputs[k]} outside its shape "
                              f"{grid.arrays[k].shape} (guard the read with ix.where)")
-    return np.array(result, dtype=output_dtype(defn, grid.found[id(defn.body)]))
 
 
 def _adjoint(defn: Definition, arrays: tuple[np.ndarray, ...], found: dict[int, DType]) -> np.ndarray:
@@ -81,11 +87,12 @@ def _adjoint(defn: Definition, arrays: tuple[np.ndarray, ...], found: dict[int, 
     total = np.zeros(target.shape, np.float64)
     grid = _Grid(arrays, found, (), None)
     for part in defn.scatters:
-        value, _ = grid.evaluate(part.value, part.space)  # a mark is a read its where did not choose: value 0
+        value, marks = grid.evaluate(part.value, part.space)
         places = [grid.evaluate(t, part.space)[0] for t in part.targets]
         inside = np.ones(value.shape, bool)
         for place, size in zip(places, target.shape):
             inside &= (place >= 0) & (place < size)
+        _check_marks(defn, grid, {k: m & inside for k, m in marks.items()}, "scatter element", 0)  # skipped ones are unread
         np.add.at(total, tuple(p[inside] for p in places), value[inside])
     return total.astype(target.dtype)
 

@@ -32,7 +32,17 @@ def get_op(name: str) -> OpDef:
 
 def lookup_op(name: str) -> OpDef | None:
     found = _REGISTRY.get(name)
-    return found if found is not None or not _USER else _USER.get(name)
+    if found is not None or not _USER:
+        return found
+    found = _USER.get(name)
+    for derive in DERIVED:
+        found = found or derive(name)
+    return found
+
+
+# Functions making the record of a name no record has yet, or None: an index-expression operator's
+# adjoint (``@op__d0``) is derived when first named, by AD or by a program optimized in another process
+DERIVED: list = []
 
 
 # Operators registered from Python (relayish/ops/user.py): looked up like the standard ones, but not

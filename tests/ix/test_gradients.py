@@ -74,3 +74,18 @@ def test_a_relay_function_differentiates_through_an_index_operator(ops):
         np.testing.assert_allclose(value, np.sum(t), rtol=1e-5)
         np.testing.assert_allclose(dx, (1 - t * t) @ w.T, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(dw, x.T @ (1 - t * t), rtol=1e-5, atol=1e-5)
+
+
+def test_an_adjoint_named_before_ad_asked_for_it_is_derived_when_looked_up(ops):
+    """A program optimized in another process (the JIT's program cache) names ``@op__dK``
+    before this process ran AD on ``@op``: the name derives and registers the adjoint."""
+    from relayish.ops.registry import lookup_op, unregister_user_op, user_op_names
+
+    unregister_user_op("ix_stencil__d0")
+    assert "ix_stencil__d0" not in user_op_names()
+    module = relayish.parse(f"def @main(%x: {tensor((7,))}, %g: {tensor((7,))}) {{ @ix_stencil__d0(%x, %g) }}")
+    x, g = np.zeros(7), np.arange(7.0)
+    expected = 0.5 * g + 0.25 * np.concatenate([g[1:], [0]]) + 0.25 * np.concatenate([[0], g[:-1]])
+    np.testing.assert_allclose(relayish.evaluate(module, "main", x, g), expected)
+    assert lookup_op("ix_stencil__d0").definition.target == 0
+    assert lookup_op("ix_stencil__d1") is None and lookup_op("ix_nothing__d0") is None  # stencil has one input

@@ -131,10 +131,10 @@ def test_affine_reads_outside_a_where_are_checked_once_per_call(ops):
         return text[text.index("def _part(" if "def _part(" in text else "def kernel("):]
 
     plain = loops("ix_conv_s1p0", ["float32", "float32"], [4, 4])
-    assert "return out, 1" in plain and "bad = 1" not in plain
+    assert "return out, 1" in plain and "bad = 2" not in plain
     for name, dtypes, ranks in [("ix_conv_s2p1", ["float32"] * 2, [4, 4]), ("ix_stencil", ["float32"], [1]),
                                 ("ix_gather", ["float32", "int64"], [2, 1])]:
-        assert "bad = 1" in loops(name, dtypes, ranks), name
+        assert "bad = 2" in loops(name, dtypes, ranks), name
 
 
 def test_sizes_the_checker_could_not_see_are_checked_when_the_call_runs(ops):
@@ -148,3 +148,57 @@ def test_sizes_the_checker_could_not_see_are_checked_when_the_call_runs(ops):
             run(a, b)
     np.testing.assert_array_equal(relayish.compile(module, "main", tiered=False)(a, np.ones((4, 3), np.float32)),
                                   np.full((2, 3), 4, np.float32))
+
+
+def test_an_adjoint_adds_into_an_array_in_place_or_into_a_copy_with_the_same_values(ops):
+    """The JIT adds an adjoint's scatters into the gradient it accumulates (``accumulate``), or into
+    a copy when the array is shared (``added``): the same values, the semantics' sum within float32."""
+    from jit.kernels.index_expr import index_kernel
+    from relayish.ops.registry import lookup_op
+
+    defn = lookup_op("ix_gather__d0").definition
+    kernel = index_kernel(defn, [np.float32, np.int64, np.float32], [2, 1, 2])
+    rng = np.random.default_rng(4)
+    x, idx, ct = rng.standard_normal((4, 3)).astype(np.float32), np.array([3, 0, 3, 1, 2]), rng.standard_normal((5, 3)).astype(np.float32)
+    data = rng.standard_normal((4, 3)).astype(np.float32)
+    before = data.copy()
+    copied = kernel.added(data, x, idx, ct)
+    np.testing.assert_array_equal(data, before)  # the shared array is left alone
+    in_place = kernel.accumulate(data, x, idx, ct)
+    assert in_place is data
+    np.testing.assert_array_equal(in_place, copied)
+    np.testing.assert_allclose(copied, before + lookup_op("ix_gather__d0").compute(x, idx, ct), rtol=1e-6, atol=1e-6)
+    row = rng.standard_normal((1, 3)).astype(np.float32)  # another shape: NumPy's broadcasting sum
+    np.testing.assert_allclose(kernel.accumulate(row, x, idx, ct), row + lookup_op("ix_gather__d0").compute(x, idx, ct))
+
+
+def test_an_adjoint_whose_reads_fail_adds_the_semantics_values_or_raises_their_error():
+    """A check before the loops that fails (a shifted read): nothing is added in place, and the
+    semantics' values are added instead. A read outside an input found while the scatters add (a
+    data-dependent index): the semantics raise their error (the array, the JIT's own accumulator,
+    is dropped)."""
+    from jit.kernels.index_expr import index_kernel
+    from relayish import ix
+    from relayish.ops.registry import lookup_op, unregister_user_op
+
+    @ix.operator(name="ix_shifted_square")
+    def shifted_square(x):
+        return ix.tensor((x.shape[0],), lambda i: ix.where(i > 0, x[i + 1] * x[i + 1], 0.0))
+
+    @ix.operator(name="ix_scaled_gather")
+    def scaled_gather(x, y, idx):
+        return ix.tensor((x.shape[0],), lambda i: x[i] * y[idx[i]])
+
+    try:
+        shifted = lookup_op("ix_shifted_square__d0")
+        kernel = index_kernel(shifted.definition, [np.float32] * 2, [1, 1])
+        x, ct = np.arange(4, dtype=np.float32), np.ones(4, np.float32)
+        data = np.full(4, 10, np.float32)
+        np.testing.assert_array_equal(kernel.accumulate(data, x, ct), 10 + shifted.compute(x, ct))
+        kernel = index_kernel(lookup_op("ix_scaled_gather__d0").definition, [np.float32, np.float32, np.int64, np.float32],
+                              [1, 1, 1, 1])
+        with pytest.raises(Exception, match=r"reads y outside its shape \(2,\)"):
+            kernel.accumulate(np.zeros(4, np.float32), x, np.ones(2, np.float32), np.array([0, 1, 0, 5]), ct)
+    finally:
+        for name in ("ix_shifted_square", "ix_shifted_square__d0", "ix_scaled_gather", "ix_scaled_gather__d0"):
+            unregister_user_op(name)
