@@ -15,9 +15,12 @@ import numpy as np
 
 from relayish.dims import Dim
 from relayish.errors import RelayRuntimeError, Span
+from relayish.ix.language import Definition
 from relayish.ops.shape import dyn_shape
 from relayish.types import TensorType, TupleType, Type, TypeVar
 from runtime.operators import op_failure
+
+from .kernels.index_expr import index_kernel
 
 
 def zero_shape(ty: TensorType, dims: list[TypeVar], values: tuple) -> tuple[int, ...]:
@@ -50,6 +53,11 @@ class HostRuntime:
     @staticmethod
     def allocate_zeros(shape: tuple[int, ...], dtype: np.dtype) -> Any:
         return np.zeros(shape, dtype)
+
+    @staticmethod
+    def index_kernel(defn: Definition, arg_dtypes: list[Any], ranks: list[int]) -> Any:
+        """The kernel of an index-expression operator on this target's arrays."""
+        return index_kernel(defn, arg_dtypes, ranks)
 
     def dyn_reshape(self, data: Any, newshape: Any, span: Span | None, global_name: str) -> Any:
         """``dyn_reshape``, which no kernel computes: its result's shape is in newshape's values,

@@ -46,7 +46,6 @@ from runtime.values import DataValue, check_ascribed, unpacked
 from . import scalars
 from .host import HostRuntime
 from .kernels.fused import Unsupported, fused_kernel
-from .kernels.index_expr import index_kernel
 from .kernels.nn import matmul_add_source
 from .kernels.registry import ArgType, kernel, kernel_from_source
 from .kernels.shape import permutation
@@ -435,8 +434,8 @@ class Lowering:
             arg_types = [ArgType.of(self.types.get(id(a))) for a in call.args]
         except TypeError:
             return None
-        return index_kernel(lookup_op(call.callee.name).definition, [t.dtype for t in arg_types],
-                            [t.rank for t in arg_types])
+        return self.runtime.index_kernel(lookup_op(call.callee.name).definition, [t.dtype for t in arg_types],
+                                         [t.rank for t in arg_types])
 
     # expressions: each result gets a name, in evaluation order ----------------------------
     def atom(self, e: Expr, em: Emitter) -> str:
@@ -595,9 +594,11 @@ class Lowering:
         attrs = op.full_attrs(e.attrs)
         types = [self.types.get(id(a)) for a in e.args]
         args = [self.atom(a, em) for a in e.args]
-        found = self.index_kernel(e) if op.definition is not None and self.target == "cpu" else None
+        found = self.index_kernel(e) if op.definition is not None else None
         if found is not None:  # an index-expression operator: its kernel
             self.check_unknown_sizes(op, e, args, types, em)
+            if self.target == "cuda":  # scalars pass by value and come back as scalars
+                return f"{self.constant(found, f'k_{op.name}')}({', '.join(args)})"
             ranks = [ArgType.of(t).rank for t in types]
             call = f"{self.constant(found, f'k_{op.name}')}({', '.join(f'_asarray({a})' if r == 0 else a for a, r in zip(args, ranks))})"
             return f"{call}[()]" if scalars.is_scalar(self.types.get(id(e))) else call

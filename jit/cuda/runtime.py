@@ -14,8 +14,11 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
+from relayish.ix.language import Definition
+
 from ..host import HostRuntime
 from ..scalars import Boundary
+from .index_expr import cuda_index_kernel
 from .launch import THREADS
 
 
@@ -52,6 +55,10 @@ class DeviceRuntime(HostRuntime):
             threads = min(count, THREADS)
             _clear[(count + threads - 1) // threads, threads](array.reshape(count))
         return array
+
+    @staticmethod
+    def index_kernel(defn: Definition, arg_dtypes: list[Any], ranks: list[int]) -> Any:
+        return cuda_index_kernel(defn, arg_dtypes, ranks)
 
     @staticmethod
     def on_host(value: Any) -> np.ndarray:

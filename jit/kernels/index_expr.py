@@ -81,7 +81,7 @@ class IndexKernel:
 
 def source(defn: Definition, arg_dtypes: list[np.dtype], ranks: list[int]) -> str:
     """The kernel module of ``defn`` for arguments of ``arg_dtypes`` and ``ranks``."""
-    writer = _Writer(dtypes(defn, arg_dtypes), defn, arg_dtypes)
+    writer = Writer(dtypes(defn, arg_dtypes), defn, arg_dtypes)
     params = ", ".join(f"a{k}" for k in range(len(arg_dtypes)))
     sizes = "".join(f"    S{k}_{a} = a{k}.shape[{a}]\n" for k, rank in enumerate(ranks) for a in range(rank))
     head = f"{_HEADER}from jit import threads\n{VECTORIZE}\n\n{JIT}"
@@ -104,13 +104,18 @@ def source(defn: Definition, arg_dtypes: list[np.dtype], ranks: list[int]) -> st
         f"def kernel({params}):\n{sizes}    out = np.empty(({''.join(f'{d}, ' for d in shape)}), np.{out_dtype.name})\n{run}"
 
 
-def _checks(writer: _Writer) -> str:
+def checks_source(writer: Writer, params: str, sizes: str) -> str:
+    """A host function ``checks(*arrays)``: whether the conditions checked once per call hold."""
+    return f"def checks({params}):\n{sizes}    return {' and '.join(dict.fromkeys(writer.checks)) or 'True'}\n"
+
+
+def _checks(writer: Writer) -> str:
     """The conditions checked once per call: when one fails, the call runs the semantics instead."""
     checks = list(dict.fromkeys(writer.checks))
     return f"    if not ({' and '.join(checks)}):\n        return 1\n" if checks else ""
 
 
-def _gather(writer: _Writer, out_dtype: np.dtype) -> str:
+def _gather(writer: Writer, out_dtype: np.dtype) -> str:
     """The loops of a definition over rows ``lo .. hi`` of its output. A body that is a sum whose
     dtype is the output's runs the output's last index innermost, inside the summed axes, adding
     into the output (``out[i, j] += A[i, k] * B[k, j]``): the same additions in the same order
@@ -134,7 +139,7 @@ def _gather(writer: _Writer, out_dtype: np.dtype) -> str:
 UNROLL = 4  # steps of the last summed axis per pass over an output row
 
 
-def _sum_rows(writer: _Writer, body: Reduce, loops: list[tuple[str, str]], at: str, cast: str) -> str:
+def _sum_rows(writer: Writer, body: Reduce, loops: list[tuple[str, str]], at: str, cast: str) -> str:
     """The loops of a sum body, the output's last index innermost. The parts of the summed
     expression that do not depend on that index (``A[i, k]``) are computed before its loop, and
     the last summed axis takes ``UNROLL`` steps per pass, so that each pass loads and stores the
@@ -165,7 +170,7 @@ def _sum_rows(writer: _Writer, body: Reduce, loops: list[tuple[str, str]], at: s
     return "".join(lines)
 
 
-def _scatters(writer: _Writer) -> str:
+def _scatters(writer: Writer) -> str:
     """The loops adding an adjoint's scatters into ``out``, skipping positions outside it (their
     values are not computed: the semantics do not read them either)."""
     lines: list[str] = []
@@ -185,11 +190,28 @@ def _cast(dtype: np.dtype) -> str:
     return f"np.{np.dtype(dtype).name}"
 
 
-class _Writer:
+class Dialect:
+    """How the CPU kernels write the operations whose source differs between targets
+    (the CUDA kernels' dialect: jit/cuda/index_expr.py)."""
+
+    def binary(self, op: str, x: str, y: str, dtype: str) -> str:
+        return f"np.{op}({x}, {y})" if op in ("maximum", "minimum") else f"{x} {op} {y}"
+
+    def function(self, op: str, x: str, dtype: str) -> str:
+        if op == "sigmoid":
+            return f"{dtype}(1) / ({dtype}(1) + np.exp(-{x}))"
+        return f"{_FUNCTIONS[op]}({x})"
+
+    def sum_step(self, total: str, x: str, dtype: str) -> str:
+        """One addition of a sum's loop: floats in vector lanes (jit/kernels/vectorize.py)."""
+        return f"_lane_add({total}, {x})" if "float" in dtype else f"{total} + {x}"
+
+
+class Writer:
     """Statements computing expressions, written iteratively into ``lines`` at a given depth."""
 
-    def __init__(self, found: dict[int, DType], defn: Definition, arg_dtypes: list[np.dtype]):
-        self.found, self.defn, self.arg_dtypes = found, defn, arg_dtypes
+    def __init__(self, found: dict[int, DType], defn: Definition, arg_dtypes: list[np.dtype], dialect: Dialect = Dialect()):
+        self.found, self.defn, self.arg_dtypes, self.dialect = found, defn, arg_dtypes, dialect
         self.names: dict[int, str] = {}
         self.count = 0
         self.reductions: list[Reduce] = []
@@ -267,14 +289,13 @@ class _Writer:
         if isinstance(n, Bin):
             a, b = self.fresh("v"), self.fresh("v")
             common = _cast(realized(_combine(self.found[id(n.a)], self.found[id(n.b)]))) if n.op in COMPARISONS else dtype
-            x, y = f"{common}({a})", f"{common}({b})"
-            expr = f"np.{n.op}({x}, {y})" if n.op in ("maximum", "minimum") else f"{x} {n.op} {y}"
+            expr = self.dialect.binary(n.op, f"{common}({a})", f"{common}({b})", common)
             return [("node", n.a, a, level), ("node", n.b, b, level), ("line", f"{pad}{target} = {dtype}({expr})\n")]
         if isinstance(n, Unary):
             a = self.fresh("v")
             x = f"{dtype}({a})"
-            expr = {"-": f"-{x}", "~": f"not {x}" if dtype == "np.bool_" else f"~{x}",
-                    "sigmoid": f"{dtype}(1) / ({dtype}(1) + np.exp(-{x}))"}.get(n.op) or f"{_FUNCTIONS[n.op]}({x})"
+            expr = {"-": f"-{x}", "~": f"not {x}" if dtype == "np.bool_" else f"~{x}"}.get(n.op) \
+                or self.dialect.function(n.op, x, dtype)
             return [("node", n.a, a, level), ("line", f"{pad}{target} = {dtype}({expr})\n")]
         if isinstance(n, Where):
             c = self.fresh("v")
@@ -289,9 +310,10 @@ class _Writer:
         b = self.fresh("v")
         start = {"sum": f"{dtype}(0)", "prod": f"{dtype}(1)"}.get(n.kind) or _extreme(n.kind, realized(self.found[id(n)]))
         inner = level + len(n.axes)
-        step = {"sum": f"_lane_add({target}, {dtype}({b}))" if "float" in dtype else f"{target} + {dtype}({b})",
-                "prod": f"{target} * {dtype}({b})", "max": f"np.maximum({target}, {b})",
-                "min": f"np.minimum({target}, {b})"}[n.kind]
+        if n.kind in ("max", "min"):
+            step = self.dialect.binary("maximum" if n.kind == "max" else "minimum", target, b, dtype)
+        else:
+            step = self.dialect.sum_step(target, f"{dtype}({b})", dtype) if n.kind == "sum" else f"{target} * {dtype}({b})"
         heads = [("line", f"{'    ' * (level + k)}for {self.name(v)} in range({self.dim(v.extent)}):\n")
                  for k, v in enumerate(n.axes)]
         return [("line", f"{pad}{target} = {start}\n"), *heads, ("node", n.body, b, inner),
@@ -315,7 +337,7 @@ class _Writer:
         at = ", ".join(places) if places else "()"
         if not checks:
             return [*tasks, ("line", f"{pad}{target} = a{n.input}[{at}]\n")]
-        zero = f"a{n.input}.dtype.type(0)"
+        zero = f"{_cast(self.arg_dtypes[n.input])}(0)"
         return [*tasks, ("line", f"{pad}if {' and '.join(checks)}:\n{pad}    {target} = a{n.input}[{at}]\n"
                                  f"{pad}else:\n{pad}    bad = {WRITTEN}\n{pad}    {target} = {zero}\n")]
 

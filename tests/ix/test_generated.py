@@ -39,11 +39,16 @@ def ty(n: int, m: int, dtype: str = "FloatType(32)") -> str:
 @settings(max_examples=max(1, settings().max_examples // 3))
 @given(body=bodies(smooth=False), n=st.integers(1, 5), m=st.integers(1, 5), seed=st.integers(0, 2**32 - 1))
 def test_the_kernel_of_a_generated_operator_is_its_semantics(body, n, m, seed):
+    check_kernel(body, n, m, seed, "cpu")
+
+
+def check_kernel(body, n: int, m: int, seed: int, target: str) -> None:
+    """The operator of ``body`` compiled for ``target`` computes its semantics on random (n, m) inputs."""
     rng = np.random.default_rng(seed)
     x0, x1 = (rng.standard_normal((n, m)).astype(np.float32) for _ in range(2))
     with registered(body) as op:
         module = relayish.parse(f"def @main(%a: {ty(n, m)}, %b: {ty(n, m)}) {{ @{op.name}(%a, %b) }}")
-        got = relayish.compile(module, "main", tiered=False)(x0, x1)
+        got = relayish.compile(module, "main", target=target, tiered=False)(x0, x1)
         np.testing.assert_allclose(got, op.compute(x0, x1), rtol=1e-4, atol=1e-5)
 
 
@@ -51,8 +56,12 @@ def test_the_kernel_of_a_generated_operator_is_its_semantics(body, n, m, seed):
 def test_the_derived_gradient_of_a_generated_operator_matches_finite_differences(body, n, m, seed):
     rng = np.random.default_rng(seed)
     args = [rng.uniform(-1, 1, (n, m)) for _ in range(3)]
-    f64 = "FloatType(64)"
     with registered(body) as op:
-        module = relayish.parse(f"def @f(%a: {ty(n, m, f64)}, %b: {ty(n, m, f64)}, %w: {ty(n, m, f64)}) "
-                                f"{{ @sum(@{op.name}(%a, %b) * %w) }}")
-        check_grad(module, args, name="f", rtol=1e-4, atol=1e-6)
+        check_grad(gradient_module(op.name, n, m), args, name="f", rtol=1e-4, atol=1e-6)
+
+
+def gradient_module(name: str, n: int, m: int) -> relayish.Module:
+    """``@f(a, b, w) = sum(name(a, b) * w)`` on float64 (n, m) arguments, and ``@vg``, its gradient."""
+    params = ", ".join(f"%{p}: {ty(n, m, 'FloatType(64)')}" for p in "abw")
+    return relayish.parse(f"def @f({params}) {{ @sum(@{name}(%a, %b) * %w) }}\n"
+                          f"def @vg({params}) {{ Grad(@f)(%a, %b, %w) }}")

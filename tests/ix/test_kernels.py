@@ -33,19 +33,25 @@ def assert_close(got, expected) -> None:
     pairs = list(zip(leaves(got), leaves(expected), strict=True))
     assert pairs
     for (_, g), (_, e) in pairs:
+        assert np.asarray(g).dtype == np.asarray(e).dtype
         np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=2e-5, atol=2e-5)
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_compiled_operators_and_gradients_agree_with_the_evaluator(ops, name):
+def check_against_the_evaluator(ops, name: str, target: str) -> None:
+    """``name`` and the gradient through it, compiled for ``target``, give the evaluator's values."""
     args = [a.astype(np.float32) if a.dtype.kind == "f" else a for a in arguments(name, np.random.default_rng(9))]
     out = ops[name].compute(*args).shape
     module = module_for(name, args, out)
     w = np.random.default_rng(1).standard_normal(out).astype(np.float32)
     for fn, values in [("main", args), ("vg", [*args, w])]:
-        compiled = relayish.compile(module, fn, tiered=False)
+        compiled = relayish.compile(module, fn, target=target, tiered=False)
         assert f"k_{name}" in compiled.source and "_run_op" not in compiled.source
         assert_close(compiled(*values), relayish.evaluate(module, fn, *values))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_compiled_operators_and_gradients_agree_with_the_evaluator(ops, name):
+    check_against_the_evaluator(ops, name, "cpu")
 
 
 @given(data=st.data(), seed=st.integers(0, 2**32 - 1))
