@@ -53,8 +53,14 @@ class IndexKernel:
     def __init__(self, defn: Definition, arg_dtypes: list[np.dtype], ranks: list[int]):
         self.defn = defn
         self.run = kernel_from_source("ix", source(defn, arg_dtypes, ranks))
+        gather = gathered(defn, arg_dtypes)
+        self.gather = None if gather is None else IndexKernel(gather, arg_dtypes, ranks)
 
     def __call__(self, *arrays: np.ndarray) -> np.ndarray:
+        if self.gather is not None:
+            out = self.gather(*arrays)
+            if out.shape == arrays[self.defn.target].shape:  # else sizes a ``?`` hid disagree: the scatters
+                return out
         out, bad = self.run(*arrays)
         if bad:  # a read outside an input, or sizes a ``?`` hid from the checker: the semantics say what
             return evaluate(self.defn, *arrays)
@@ -65,6 +71,8 @@ class IndexKernel:
         by the caller) in place where it has the target's shape and dtype: work of the scatters'
         grids, not of the target's size (a loop reading one element per step stays linear)."""
         target = arrays[self.defn.target]
+        if self.gather is not None and data.shape == target.shape and data.dtype == target.dtype:
+            return np.add(data, self(*arrays), out=data)  # the grid covers the target: a dense sum costs no more
         if data.shape == target.shape and data.dtype == target.dtype:
             bad = self.run.__globals__["_scatter"](*arrays, data)  # the module of an adjoint's kernel
             if not bad:
@@ -102,6 +110,45 @@ def source(defn: Definition, arg_dtypes: list[np.dtype], ranks: list[int]) -> st
            if shape else f"    return out, _part({params}, out, 0, 1)\n")
     return head + f"def _part({params}, out, lo, hi):\n{sizes}{_checks(writer)}    bad = 0\n{loops}    return bad\n\n\n" \
         f"def kernel({params}):\n{sizes}    out = np.empty(({''.join(f'{d}, ' for d in shape)}), np.{out_dtype.name})\n{run}"
+
+
+def gathered(defn: Definition, arg_dtypes: list[np.dtype]) -> Definition | None:
+    """An adjoint whose one scatter adds at distinct index variables alone (matmul's
+    ``dA[i, k] += g[i, j] * B[k, j]`` over (i, j, k); a convolution's weight gradient), as the
+    definition that gathers the same sums (``dA[i, k] = sum_j g[i, j] * B[k, j]``), in the target's
+    dtype: its kernel runs in parallel, or as a matrix product. None for any other definition.
+    The gathered result has the target's shape wherever the sizes agree, as the checker makes them."""
+    if defn.target is None or len(defn.scatters) != 1:
+        return None
+    part = defn.scatters[0]
+    places = part.targets
+    space = {id(v) for v in part.space}
+    if not all(isinstance(t, Var) and id(t) in space for t in places) or len({id(t) for t in places}) != len(places):
+        return None
+    rest = tuple(v for v in part.space if all(v is not t for t in places))
+    body = Reduce("sum", rest, part.value) if rest else part.value
+    return Definition(f"{defn.name}_gathered", defn.inputs, defn.ranks, defn.shape_axes, places, body,  # type: ignore[arg-type]
+                      np.dtype(arg_dtypes[defn.target]).name, defn.where)
+
+
+def kernel_plan(defn: Definition, arg_dtypes: list[np.dtype]) -> str:
+    """How the CPU kernel of ``defn`` computes, in words (``explain()``)."""
+    gather = gathered(defn, arg_dtypes)
+    if gather is not None:
+        return f"the adjoint of input {defn.target}, gathered: {kernel_plan(gather, arg_dtypes)}"
+    if defn.target is not None:
+        return (f"the adjoint of input {defn.target}: {len(defn.scatters)} scatter(s), serial, adding in float64 "
+                "(into the gradient in place where the program adds it to one)")
+    found = dtypes(defn, arg_dtypes)
+    out_dtype = output_dtype(defn, found[id(defn.body)])
+    plan = contraction(defn, found, out_dtype)
+    if plan is not None:
+        each = f" per position of ({', '.join(v.name for v in plan.outer)})" if plan.outer else ""
+        return f"a matrix product{each} (BLAS gemm), summing over ({', '.join(v.name for v in plan.inner)})"
+    rows = "rows split over the cores when large"
+    if defn.indices and isinstance(defn.body, Reduce) and defn.body.kind == "sum" and realized(found[id(defn.body)]) == out_dtype:
+        return f"loops over the output, its last index innermost inside the sum; {rows}"
+    return f"loops over the output{', the reductions inside' if any(isinstance(n, Reduce) for n in post_order(defn.body)) else ''}; {rows}"
 
 
 def checks_source(writer: Writer, params: str, sizes: str) -> str:
@@ -418,4 +465,4 @@ def index_kernel(defn: Definition, arg_dtypes: list[Any], ranks: list[int]) -> C
     return _CACHE[key]
 
 
-__all__ = ["IndexKernel", "index_kernel", "source"]
+__all__ = ["IndexKernel", "index_kernel", "kernel_plan", "source"]

@@ -23,10 +23,13 @@ from ad import lowered
 from relayish.alpha import alpha_equal
 from relayish.expr import Call, Function, Op
 from relayish.module import Module
+from relayish.ops.registry import lookup_op
 from relayish.printer import astext
 from relayish.traverse import globals_reached, post_order
-from relayish.types import Kind
-from typecheck import infer
+from relayish.types import BaseType, Kind, TensorType
+from typecheck import expr_types, infer
+
+from ..kernels.index_expr import kernel_plan
 
 from .anf import to_anf
 from .cse import eliminate_common_subexpressions
@@ -100,4 +103,23 @@ def explain(module: Module, name: str, opt_level: int) -> str:
                 lines.append(f"#   {count}. in @{global_name}: {len(node.args)} inputs, {len(ops)} operators: {', '.join(ops)}")
     if not count:
         lines.append("#   none")
+    lines += _index_operators(module)
     return "\n".join(lines) + "\n"
+
+
+def _index_operators(module: Module) -> list[str]:
+    """One line per call of an index-expression operator: how its CPU kernel computes."""
+    types = expr_types(module)
+    found = []
+    for global_name, fn in module.functions.items():
+        for node in post_order(fn):
+            op = lookup_op(node.callee.name) if isinstance(node, Call) and isinstance(node.callee, Op) else None
+            if op is None or op.definition is None:
+                continue
+            arg_types = [types.get(id(a)) for a in node.args]
+            if all(isinstance(t, TensorType) and isinstance(t.dtype, BaseType) for t in arg_types):
+                how = kernel_plan(op.definition, [t.dtype.to_numpy() for t in arg_types])
+            else:
+                how = "its semantics (the argument types are polymorphic)"
+            found.append(f"#   @{op.name} in @{global_name}: {how}")
+    return ["", "# index-expression operators (docs/index-expressions.md):", *found] if found else []

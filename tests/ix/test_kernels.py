@@ -208,3 +208,30 @@ def test_an_adjoint_whose_reads_fail_adds_the_semantics_values_or_raises_their_e
     finally:
         for name in ("ix_shifted_square", "ix_shifted_square__d0", "ix_scaled_gather", "ix_scaled_gather__d0"):
             unregister_user_op(name)
+
+
+def test_an_adjoint_adding_at_index_variables_alone_is_gathered(ops):
+    """matmul's adjoints and a convolution's weight gradient scatter at distinct index variables
+    alone: they run as the gathering definitions (matrix products here), with the scatters' values;
+    a strided convolution's input gradient and diag's adjoint scatter elsewhere and stay scatters.
+    Sizes that disagree (a ``?`` hid them) make the gathered shape differ: the scatters run."""
+    from jit.kernels.index_expr import gathered, index_kernel, kernel_plan
+    from relayish.ops.registry import lookup_op
+
+    f32 = [np.dtype(np.float32)] * 3
+    for name in ("ix_matmul__d0", "ix_matmul__d1", "ix_dense__d1", "ix_bmm__d0", "ix_conv_s2p1__d1"):
+        assert gathered(lookup_op(name).definition, f32) is not None, name
+        assert "gathered: a matrix product" in kernel_plan(lookup_op(name).definition, f32), name
+    for name, count in (("ix_conv_s2p1__d0", 3), ("ix_diag__d0", 2)):
+        assert gathered(lookup_op(name).definition, f32[:count]) is None, name
+    rng = np.random.default_rng(5)
+    x, w, g = (rng.standard_normal(s).astype(np.float32) for s in [(2, 3, 7, 6), (4, 3, 3, 3), (2, 4, 4, 3)])
+    conv = lookup_op("ix_conv_s2p1__d1")
+    got = index_kernel(conv.definition, f32, [4, 4, 4])(x, w, g)
+    assert got.dtype == np.float32
+    bound = 1e-5 * conv.compute(np.abs(x), np.abs(w), np.abs(g)) + 1e-30
+    assert np.all(np.abs(got - conv.compute(x.astype(np.float64), w, g.astype(np.float64))) <= bound)
+    matmul = lookup_op("ix_matmul__d1")
+    kernel = index_kernel(matmul.definition, f32, [2, 2, 2])
+    a, b, ct = np.ones((2, 6), np.float32), np.ones((4, 3), np.float32), np.ones((2, 3), np.float32)
+    np.testing.assert_array_equal(kernel(a, b, ct), matmul.compute(a, b, ct))  # k runs past B's rows: skipped
