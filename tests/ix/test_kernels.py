@@ -235,3 +235,15 @@ def test_an_adjoint_adding_at_index_variables_alone_is_gathered(ops):
     kernel = index_kernel(matmul.definition, f32, [2, 2, 2])
     a, b, ct = np.ones((2, 6), np.float32), np.ones((4, 3), np.float32), np.ones((2, 3), np.float32)
     np.testing.assert_array_equal(kernel(a, b, ct), matmul.compute(a, b, ct))  # k runs past B's rows: skipped
+
+
+def test_explain_says_how_each_index_expression_call_computes(ops):
+    args = [np.ones((3, 4), np.float32), np.ones((4, 2), np.float32)]
+    text = relayish.compile(module_for("ix_matmul", args, (3, 2)), "vg", tiered=False).explain()
+    lines = text.split("# index-expression operators (docs/index-expressions.md):\n")[1].splitlines()
+    assert lines == ["#   @ix_matmul in @vg: a matrix product (BLAS gemm), summing over (k)",
+                     "#   @ix_matmul__d0 in @vg: the adjoint of input 0, gathered: a matrix product (BLAS gemm), summing over (j)",
+                     "#   @ix_matmul__d1 in @vg: the adjoint of input 1, gathered: a matrix product (BLAS gemm), summing over (i)"]
+    stencil = relayish.compile(module_for("ix_stencil", [np.ones(7, np.float32)], (7,)), "vg", tiered=False).explain()
+    assert "@ix_stencil in @vg: loops over the output; rows split over the cores when large" in stencil
+    assert "@ix_stencil__d0 in @vg: the adjoint of input 0: 3 scatter(s), serial" in stencil
