@@ -23,7 +23,7 @@ from .expr import (
     Call, Constant, Expr, Function, GlobalVar, Let, Match, Op, Pattern, PatternCtor, PatternTuple,
     PatternVar, Var,
 )  # fmt: skip
-from .module import Module, RelationDecl
+from .module import IndexDecl, Module, RelationDecl
 from .types import ForallType, Shape, Type, TypeVar
 
 Term = Module | Expr | Type
@@ -98,6 +98,8 @@ class _Walk:
                     declared = item.op_decls[name]
                     if isinstance(declared, RelationDecl):
                         yield ("relation", declared.relation)
+                    elif isinstance(declared, IndexDecl):
+                        yield ("index expression", declared.text)
                     else:
                         yield from self.tokens(declared)
                 for name in sorted(item.functions):

@@ -34,7 +34,16 @@ class RelationDecl:
             raise ValueError(f"unknown relation {self.relation!r} (the relations: {', '.join(RELATIONS)})")
 
 
-OpDecl = Union[Type, RelationDecl]
+@attrs.frozen
+class IndexDecl:
+    """An operator defined in the text by an index expression (``operator @f(%A) = compute(...)
+    fn (%i) { ... }``, docs/index-expressions.md): parsing registers it; ``text`` is the definition
+    after ``operator @f`` as the printer writes it."""
+
+    text: str
+
+
+OpDecl = Union[Type, RelationDecl, IndexDecl]
 
 
 def check_data_name(name: str) -> str:
@@ -111,7 +120,7 @@ class Module:
             check_global_name(name)
             if name in functions:
                 raise ValueError(f"@{name} is both a global function and a declared operator")
-            if not isinstance(ty, (Type, RelationDecl)):
+            if not isinstance(ty, (Type, RelationDecl, IndexDecl)):
                 raise TypeError(f"operator @{name} must be declared with a Type or a RelationDecl, not {type(ty).__name__}")
         self._functions = MappingProxyType(functions)
         self._op_decls = MappingProxyType(op_decls)

@@ -28,7 +28,8 @@ from .expr import (
     RefWrite, Tuple, Unpack, Var, Zero, pattern_vars,
 )  # fmt: skip
 from .lexer import Token, tokenize
-from .module import CtorDef, Module, RelationDecl, TypeDef
+from .ix.text import definition_text, parse_definition
+from .module import CtorDef, IndexDecl, Module, RelationDecl, TypeDef
 from .names import NOT_DATA_NAMES
 from .ops.registry import is_user_op, lookup_op
 from .ops.user import RELATIONS
@@ -198,6 +199,11 @@ class Parser:
                 name = self.global_name("an operator name such as @my_op")
                 if name in self.op_decls:
                     raise self.error(f"operator @{name} is declared twice{self.in_base('op_decls', name)}", name_tok)
+                if self.at("("):  # defined by an index expression (relayish/ix/text.py)
+                    span = name_tok.span
+                    defn = parse_definition(self, name, f"{span.file}:{span.line}")
+                    self.op_decls[name] = IndexDecl(definition_text(defn))
+                    continue
                 self.expect(":")
                 if self.tok.kind == "ident" and self.tok.text == "relation":
                     self.advance()

@@ -20,7 +20,7 @@ from .expr import (
     Op, Pattern, PatternCtor, PatternTuple, PatternVar, PatternWildcard, Proj, RefNew, RefRead,
     RefWrite, Tuple, Unpack, Var, Zero, written_type,
 )  # fmt: skip
-from .module import Module, RelationDecl, TypeDef
+from .module import IndexDecl, Module, RelationDecl, TypeDef
 from .names import Names
 from .traverse import post_order, trampoline
 from .types import (
@@ -407,6 +407,9 @@ class Printer:
             if not i and m.type_defs:
                 self.emit("\n")
             self.fresh_names()
+            if isinstance(ty, IndexDecl):
+                self.emit(f"operator @{name}{ty.text}\n")
+                continue
             self.emit(f"operator @{name} : ")
             if isinstance(ty, RelationDecl):
                 self.emit(f"relation {ty.relation}")

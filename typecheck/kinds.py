@@ -12,7 +12,7 @@ from typing import Any, Callable, Collection, Iterator, Mapping
 
 from relayish.errors import KindError, Span
 from relayish.expr import Ascribe, Expr, Function, Let, Op, Var, Zero
-from relayish.module import Module, RelationDecl, TypeDef
+from relayish.module import IndexDecl, Module, RelationDecl, TypeDef
 from relayish.traverse import post_order, trampoline
 from relayish.types import (
     BaseType, DataType, ForallType, FuncType, Kind, RefType, Shape, TensorType, TupleType, Type, TypeVar,
@@ -129,8 +129,8 @@ def check_operator(module: Module, name: str) -> None:
     """Kind-check the declaration of operator ``@name``. Declarations keep no position, so
     an error points at the operator's first use (and has none when it is never used)."""
     declared = module.op_decls[name]
-    if isinstance(declared, RelationDecl):
-        return  # a relation of the library's: nothing written to check
+    if isinstance(declared, (RelationDecl, IndexDecl)):
+        return  # a relation of the library's, or a definition checked when parsed: no type written to check
     try:
         check_type(declared, set(), None, f"declared type of operator @{name}")
     except KindError as err:

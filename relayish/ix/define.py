@@ -139,7 +139,11 @@ def operator(fn: Callable[..., Tensor] | None = None, *, name: str | None = None
     returns its record (an ``OpDef``)."""
     if fn is None:
         return lambda f: operator(f, name=name)
-    defn = trace(fn, name or fn.__name__)
+    return replace(trace(fn, name or fn.__name__))
+
+
+def replace(defn: Definition) -> OpDef:
+    """Register ``defn``'s operator in place of any earlier one of its name (and its adjoints)."""
     if defn.name in registry.all_ops():
         raise RelayError(f"@{defn.name} is a standard operator: give the index-expression one another name")
     for known in registry.user_op_names():  # an earlier definition's adjoints must not outlive it
@@ -185,12 +189,13 @@ def _derived(name: str) -> OpDef | None:
 registry.DERIVED.append(_derived)
 
 
-def trace(fn: Callable[..., Tensor], name: str) -> Definition:
-    """The definition ``fn`` describes, checked."""
-    where = _where(fn)
+def trace(fn: Callable[..., Tensor], name: str, params: list[str] | None = None, where: str | None = None) -> Definition:
+    """The definition ``fn`` describes, checked; ``params`` and ``where`` (file:line) default to
+    ``fn``'s parameters and its place in its file."""
+    where = where or _where(fn)
     if not name.isidentifier():
         raise RelayError(f"{where}: an operator name must be an identifier, not {name!r}")
-    params = list(inspect.signature(fn).parameters)
+    params = params or list(inspect.signature(fn).parameters)
     inputs = [Input(k, p) for k, p in enumerate(params)]
     try:
         out = fn(*inputs)
