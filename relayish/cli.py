@@ -144,6 +144,7 @@ def _difftest(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .testing.difftest import TIME_LIMIT, run_jobs
+    from .testing.ix_programs import index_programs
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -151,7 +152,7 @@ def _difftest(args: argparse.Namespace) -> int:
     others = list(args.backend or ["roundtrip"]) + [f"pass:{spec}" for spec in args.passes or []]
     try:
         report = run_jobs(args.examples, args.seed, others, out, wrong=args.wrong_arguments, jobs=args.jobs,
-                          seconds=args.time_limit or TIME_LIMIT)
+                          seconds=args.time_limit or TIME_LIMIT, generate=index_programs if args.index_expressions else None)
     except ValueError as err:
         raise CliError(str(err), status=2) from None
     except OSError as err:
@@ -219,6 +220,9 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("--time-limit", type=_positive, metavar="SECONDS",
                       help="a program that takes longer in all backends together (compiling included) is a "
                            "failure (default: 600)")
+    diff.add_argument("--index-expressions", action="store_true",
+                      help="generate operators defined by index expressions (docs/index-expressions.md) instead: each "
+                           "program defines one and returns its value and its derived gradient")
     diff.set_defaults(run=_difftest)
     return parser
 

@@ -146,10 +146,15 @@ def replace(defn: Definition) -> OpDef:
     """Register ``defn``'s operator in place of any earlier one of its name (and its adjoints)."""
     if defn.name in registry.all_ops():
         raise RelayError(f"@{defn.name} is a standard operator: give the index-expression one another name")
-    for known in registry.user_op_names():  # an earlier definition's adjoints must not outlive it
-        if known == defn.name or known.startswith(defn.name + "__d"):
-            registry.unregister_user_op(known)
+    unregister(defn.name)  # an earlier definition's adjoints must not outlive it
     return register(defn)
+
+
+def unregister(name: str) -> None:
+    """Forget the index-expression operator ``@name`` and the adjoints derived from it."""
+    for known in registry.user_op_names():
+        if known == name or known.startswith(name + "__d"):
+            registry.unregister_user_op(known)
 
 
 def register(defn: Definition) -> OpDef:

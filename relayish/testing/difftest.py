@@ -28,7 +28,7 @@ import statistics
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import attrs
 import numpy as np
@@ -38,7 +38,8 @@ from typecheck import infer
 
 from ..errors import RelayRuntimeError, StepLimitError
 from ..expr import EXPR_CLASSES
-from ..module import Module
+from ..ix.define import unregister
+from ..module import IndexDecl, Module
 from ..ops.registry import all_ops
 from ..parser import parse
 from ..printer import astext
@@ -227,14 +228,16 @@ def default_features(backends: list[str]) -> Features:
 
 
 def run(examples: int, seed: int, others: list[str], out_dir: Path, features: Features | None = None,
-        wrong: float = 0.0, seconds: float = TIME_LIMIT) -> Report:
+        wrong: float = 0.0, seconds: float = TIME_LIMIT, generate: Callable[[int], Iterator[Program]] | None = None) -> Report:
     """Check ``examples`` generated programs (``random_programs(seed)`` with ``features``,
     by default ``default_features``) in the evaluator and in each
     backend of ``others``; the first failure is minimized and written under ``out_dir``. A
     fraction ``wrong`` of the programs get arguments that break their types
     (``wrong_arguments``): every backend must refuse them alike, or compute alike where they
     fit after all. A program that runs past ``STEP_LIMIT`` calls in the evaluator or past
-    ``seconds`` in all is a failure too, written as generated (not minimized)."""
+    ``seconds`` in all is a failure too, written as generated (not minimized). ``generate``, when
+    given, makes the programs from the seed instead (``ix_programs.index_programs``: operators
+    defined by index expressions, forgotten after their program)."""
     names = _backend_names(others)
     timed = {name: _Timed(backend(name), STEP_LIMIT if name == REFERENCE else None) for name in names}
     report = Report(seed, names)
@@ -264,7 +267,8 @@ def run(examples: int, seed: int, others: list[str], out_dir: Path, features: Fe
                              backend_a=runners[name], backend_b=reference)
 
     start = time.perf_counter()
-    for program in itertools.islice(random_programs(seed, features or default_features(names)), examples):
+    programs = generate(seed) if generate is not None else random_programs(seed, features or default_features(names))
+    for program in itertools.islice(programs, examples):
         changed = wrong_arguments(program.args, rng) if rng.random() < wrong else None
         if changed is not None:
             program = attrs.evolve(program, args=changed)
@@ -299,32 +303,37 @@ def run(examples: int, seed: int, others: list[str], out_dir: Path, features: Fe
             break
         if changed is not None and isinstance(timed[REFERENCE].raised, RelayRuntimeError):
             report.refused += 1  # the reference refused, and every backend agreed with it
+        for name, decl in program.module.op_decls.items():
+            if isinstance(decl, IndexDecl):
+                unregister(name)
     report.seconds = time.perf_counter() - start
     report.backend_seconds = {name: runner.seconds for name, runner in timed.items()}
     return report
 
 
 def _share(examples: int, seed: int, others: list[str], out_dir: Path, features: Features | None, wrong: float,
-           seconds: float, jobs: int, k: int) -> Report:
+           seconds: float, jobs: int, k: int, generate: Callable[[int], Iterator[Program]] | None) -> Report:
     """Job ``k`` of ``jobs``: its part of the programs, with seed ``seed + k``."""
-    return run(examples // jobs + (k < examples % jobs), seed + k, others, out_dir, features, wrong, seconds)
+    return run(examples // jobs + (k < examples % jobs), seed + k, others, out_dir, features, wrong, seconds, generate)
 
 
 def run_jobs(examples: int, seed: int, others: list[str], out_dir: Path, features: Features | None = None,
-             wrong: float = 0.0, jobs: int = 1, seconds: float = TIME_LIMIT) -> Report:
+             wrong: float = 0.0, jobs: int = 1, seconds: float = TIME_LIMIT,
+             generate: Callable[[int], Iterator[Program]] | None = None) -> Report:
     """``run`` split over ``jobs`` processes (job k: seed ``seed + k``), one merged report.
 
     Processes, not threads: the backends compile and run under the GIL. A job whose process
     dies (a crash in compiled code) is a failure of the whole run, named by its seed."""
     jobs = max(1, min(jobs, examples))
     if jobs == 1:
-        return run(examples, seed, others, out_dir, features, wrong, seconds)
+        return run(examples, seed, others, out_dir, features, wrong, seconds, generate)
     from concurrent.futures import ProcessPoolExecutor
 
     start = time.perf_counter()
     merged = Report(seed, _backend_names(others), jobs=jobs)
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_share, examples, seed, others, out_dir, features, wrong, seconds, jobs, k) for k in range(jobs)]
+        futures = [pool.submit(_share, examples, seed, others, out_dir, features, wrong, seconds, jobs, k, generate)
+                   for k in range(jobs)]
         for k, future in enumerate(futures):
             try:
                 part = future.result()

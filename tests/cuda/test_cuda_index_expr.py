@@ -14,7 +14,7 @@ from relayish.ops.registry import unregister_user_op
 from relayish.testing.inputs import leaves
 from tests.ix.conftest import ops as ops  # noqa: PLC0414 - the fixture, for this folder's process
 from tests.ix.definitions import CASES
-from tests.ix.generated import bodies
+from relayish.testing.ix_programs import bodies
 from tests.ix.test_generated import check_kernel, gradient_module, registered
 from tests.ix.test_kernels import check_against_the_evaluator
 

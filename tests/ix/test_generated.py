@@ -1,4 +1,4 @@
-"""Generated index-expression operators (tests/ix/generated.py): the kernel agrees with the
+"""Generated index-expression operators (relayish/testing/ix_programs.py): the kernel agrees with the
 semantics, and the derived gradient of the smooth ones with central differences."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import relayish
 from relayish import ix
 from relayish.ops.registry import unregister_user_op, user_op_names
 from relayish.testing import check_grad
-from tests.ix.generated import bodies, definition
+from relayish.testing.ix_programs import bodies, definition
 
 _names = itertools.count()
 

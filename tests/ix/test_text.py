@@ -18,7 +18,7 @@ from relayish.errors import ParseError
 from relayish.ix.text import MAX_DEPTH, definition_text
 from relayish.ops.registry import lookup_op, unregister_user_op, user_op_names
 from tests.ix.definitions import CASES, DEFINITIONS, arguments
-from tests.ix.generated import bodies, definition
+from relayish.testing.ix_programs import bodies, definition
 
 _names = itertools.count()
 

@@ -6,6 +6,8 @@ import re
 import textwrap
 import time
 
+import numpy as np
+
 import relayish
 from relayish.cli import main
 
@@ -24,6 +26,15 @@ BROKEN_PASS = textwrap.dedent('''
 
     def identity(module):
         return module
+
+    class _SwapArguments(ExprMutator):
+        def rewrite(self, old, new):
+            if isinstance(new, Call) and isinstance(new.callee, Op) and new.callee.name.startswith("ixgen_"):
+                return Call(new.callee, new.args[::-1], span=new.span)
+            return new
+
+    def swap_index_operator_arguments(module):
+        return module.with_functions({n: _SwapArguments().mutate(f) for n, f in module.functions.items()})
 
     def die(module):
         import os
@@ -59,6 +70,29 @@ def test_difftest_catches_a_broken_pass_and_writes_a_minimized_program(capsys, t
     assert after == len(program.splitlines()) and after < before, (before, after)
     assert program.count("def @") <= 2 and after <= 20, program  # a few lines (a loop counter, say)
     assert " - " in program
+
+
+def test_difftest_of_index_expression_operators_checks_the_jit_and_writes_failures_with_the_definition(
+        capsys, tmp_path, monkeypatch):
+    """``--index-expressions``: each program defines a random operator (its value and derived
+    gradient returned); the JIT agrees, the operators are forgotten after their programs, and a
+    failure's file holds the operator's definition, so it parses and runs again."""
+    from relayish.ops.registry import user_op_names
+
+    assert main(["difftest", "--index-expressions", "--examples", "6", "--backend", "jit", "--out", str(tmp_path)]) == 0
+    assert "programs checked      6" in capsys.readouterr().out
+    assert not [name for name in user_op_names() if name.startswith("ixgen_")]
+    (tmp_path / "user_passes.py").write_text(BROKEN_PASS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out_dir = tmp_path / "failures"
+    code = main(["difftest", "--index-expressions", "--examples", "20", "--seed", "1",
+                 "--pass", "user_passes:swap_index_operator_arguments", "--out", str(out_dir)])
+    assert code == 1 and "failures              1" in capsys.readouterr().out
+    text = (out_dir / "difftest-seed1.rly").read_text()
+    assert re.search(r"^operator @ixgen_1_\d+\(%x0, %x1\) = compute\(", text, re.MULTILINE), text
+    module = relayish.parse(text)
+    shape = tuple(d.value for d in module["main"].params[0].type_annotation.shape.dims)
+    relayish.evaluate(module, "main", *[np.ones(shape, np.float32)] * 3)  # minimized: the operator's call remains
 
 
 def test_difftest_with_a_correct_pass_passes(capsys, tmp_path, monkeypatch):
