@@ -12,9 +12,16 @@ dtype as the semantics convert them (relayish/ix/relation.py), so the kernel com
 compute, with the reductions' additions in another order.
 
 The outermost output index is split into chunks run on every core (jit/threads.py) when the
-output is large enough: gathers never write one element twice. An adjoint (a sum of scatters)
-runs serially over each scatter's grid, adding in float64 and skipping positions outside its
-result, as the semantics do.
+output is large enough: gathers never write one element twice. A float sum of a product whose
+factors split the output's indices runs as matrix products instead (jit/kernels/contraction.py).
+An adjoint (a sum of scatters) runs serially over each scatter's grid, adding in float64 and
+skipping positions outside its result, as the semantics do; one that scatters at distinct index
+variables alone runs as the definition gathering the same sums (``gathered``). Where a gradient
+adds an adjoint into what it accumulated, the JIT calls ``IndexKernel.accumulate``, which adds
+the scatters into that array in place (jit/lower.py, ``scatter_addend``).
+
+The statements are written by ``Writer`` in a ``Dialect``: this module's is the CPU's; the CUDA
+kernels (jit/cuda/index_expr.py) write the same statements in theirs.
 
 A kernel is generated per definition and argument dtypes and ranks; the registry caches it by
 its source, in memory and on disk.
