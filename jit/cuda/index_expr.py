@@ -27,7 +27,7 @@ from relayish.ix.language import Definition
 from relayish.ix.relation import dtypes, output_dtype
 from relayish.ix.semantics import evaluate
 
-from ..kernels.index_expr import WRITTEN, Dialect, Writer, checks_source
+from ..kernels.index_expr import Dialect, Writer, checks_source
 from ..kernels.registry import load
 from .elementwise import _DIVMOD, _FUNCTIONS, _OVERFLOW
 from .launch import HEADER, THREADS
@@ -187,4 +187,4 @@ def cuda_index_kernel(defn: Definition, arg_dtypes: list[Any], ranks: list[int])
     return _CACHE[key]
 
 
-__all__ = ["CudaIndexKernel", "cuda_index_kernel", "source", "WRITTEN"]
+__all__ = ["CudaIndexKernel", "cuda_index_kernel", "source"]

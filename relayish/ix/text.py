@@ -19,6 +19,7 @@ definition back in this form (names made unique; every binary operation in paren
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -107,8 +108,6 @@ def _element(body: tuple, scope: dict[str, Any], indices: list[str]) -> Any:
 
 
 def _signature(names: list[str]) -> Any:
-    import inspect
-
     return inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
 
 
