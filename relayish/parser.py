@@ -28,6 +28,8 @@ from .expr import (
     RefWrite, Tuple, Unpack, Var, Zero, pattern_vars,
 )  # fmt: skip
 from .lexer import Token, tokenize
+from .ix.define import replace as replace_operator
+from .ix.language import Definition
 from .ix.text import definition_text, parse_definition
 from .module import CtorDef, IndexDecl, Module, RelationDecl, TypeDef
 from .names import NOT_DATA_NAMES
@@ -192,6 +194,7 @@ class Parser:
             self.data_types |= set(self.type_defs)
             self.ctor_names |= set(self.ctor_owner)
         start = self.tok
+        defined: list[Definition] = []  # operators defined by index expressions: registered when all has parsed
         while self.tok.kind != "eof":
             start = self.tok
             if self.accept("operator"):
@@ -203,6 +206,7 @@ class Parser:
                     span = name_tok.span
                     defn = parse_definition(self, name, f"{span.file}:{span.line}")
                     self.op_decls[name] = IndexDecl(definition_text(defn))
+                    defined.append(defn)
                     continue
                 self.expect(":")
                 if self.tok.kind == "ident" and self.tok.text == "relation":
@@ -225,7 +229,10 @@ class Parser:
             else:
                 found = "end of input" if self.tok.kind == "eof" else repr(self.tok.text)
                 raise self.error(f"expected 'def' or 'operator', found {found} (or 'type', which defines a data type)")
-        return self.build(start, Module, functions, self.op_decls, self.type_defs)
+        module = self.build(start, Module, functions, self.op_decls, self.type_defs)
+        for defn in defined:
+            replace_operator(defn)
+        return module
 
     def in_base(self, table: str, name: str) -> str:
         """What the message of a redefinition adds when the first definition is the base

@@ -41,7 +41,8 @@ _DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32
 
 def parse_definition(p: Any, name: str, where: str) -> Definition:
     """The rest of ``operator @name(%A, ...) = compute(...) fn (...) { e }`` after the name, read
-    with the text parser ``p`` (relayish/parser.py), registered; ``where`` is its file:line."""
+    with the text parser ``p`` (relayish/parser.py); ``where`` is its file:line. The parser
+    registers it (``define.replace``) once the whole text has parsed."""
     params = _names(p, "an input name such as %A")
     p.expect("=")
     keyword = p.identifier("compute")
@@ -79,7 +80,6 @@ def parse_definition(p: Any, name: str, where: str) -> Definition:
         defn = define.trace(build, name, params=params, where=where)
     except RelayError as err:
         raise p.error(err.message, p.tok) from None
-    define.replace(defn)
     return defn
 
 

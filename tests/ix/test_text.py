@@ -109,3 +109,14 @@ def test_a_deeply_nested_expression_is_an_error_not_a_crash():
                  " + ".join(["%A[%i]"] * 5000), " * ".join(["%A[%i]"] * 5000)]:
         with pytest.raises(ParseError, match=f"nested more than {MAX_DEPTH} deep"):
             relayish.parse(f"operator @ix_text_deep(%A) = compute(shape(%A, 0)) fn (%i) {{ {deep} }}")
+
+
+def test_a_text_that_fails_to_parse_registers_none_of_its_operators():
+    """Definitions register once the whole text has parsed: an error later leaves nothing behind."""
+    text = """operator @ix_text_early(%A) = compute(shape(%A, 0)) fn (%i) { %A[%i] * 2.0 }
+    def @main(%x: Tensor(FloatType(32), Shape(3))) { @ix_text_early(%x) + }"""
+    with pytest.raises(ParseError):
+        relayish.parse(text)
+    assert lookup_op("ix_text_early") is None
+    relayish.parse(text.replace(" + }", " }"))
+    assert lookup_op("ix_text_early").definition is not None
