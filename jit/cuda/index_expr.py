@@ -27,10 +27,10 @@ from relayish.ix.language import Definition
 from relayish.ix.relation import dtypes, output_dtype
 from relayish.ix.semantics import evaluate
 
-from ..kernels.index_expr import Dialect, Writer, checks_source
+from ..kernels.index_expr import Dialect, Writer, checks_source, made_once
 from ..kernels.registry import load
 from .elementwise import _DIVMOD, _FUNCTIONS, _OVERFLOW
-from .launch import HEADER, THREADS
+from .launch import HEADER, launch
 
 
 class CudaDialect(Dialect):
@@ -145,14 +145,14 @@ class CudaIndexKernel:
         err = cuda.to_device(np.zeros(1, np.int32))
         if self.defn.target is None:
             out = cuda.device_array(self.module.shape(*arrays), self.module.DTYPE)
-            _launch(self.module.BODIES[0], out.size, arrays, out, err)
+            launch(self.module.BODIES[0], out.size, *arrays, out, err)
         else:
             target = arrays[self.defn.target]
             total = cuda.to_device(np.zeros(target.size, np.float64))
             for body, count in zip(self.module.BODIES, self.module.counts(*arrays)):
-                _launch(body, count, arrays, total, err)
+                launch(body, count, *arrays, total, err)
             flat = cuda.device_array(target.size, target.dtype)
-            _launch(self.module.narrow, target.size, [total], flat, err)
+            launch(self.module.narrow, target.size, total, flat, err)
             out = flat.reshape(target.shape) if target.shape else flat
         if int(err.copy_to_host()[0]):
             return self.on_host(arrays)
@@ -170,21 +170,7 @@ def cuda_array(value: np.ndarray) -> Any:
     return cuda.to_device(value) if value.shape else value[()]
 
 
-def _launch(body: Any, count: int, arrays: list[Any], out: Any, err: Any) -> None:
-    if count:
-        threads = min(count, THREADS)
-        body[(count + threads - 1) // threads, threads](*arrays, out, err)
-
-
-_CACHE: dict[tuple, CudaIndexKernel] = {}  # keyed by the definition itself, which it keeps alive
-
-
-def cuda_index_kernel(defn: Definition, arg_dtypes: list[Any], ranks: list[int]) -> CudaIndexKernel:
-    """The CUDA kernel of ``defn`` for these argument dtypes and ranks (made once per process)."""
-    key = (defn, tuple(np.dtype(d).name for d in arg_dtypes), tuple(ranks))
-    if key not in _CACHE:
-        _CACHE[key] = CudaIndexKernel(defn, [np.dtype(d) for d in arg_dtypes], ranks)
-    return _CACHE[key]
+cuda_index_kernel = made_once(CudaIndexKernel)
 
 
 __all__ = ["CudaIndexKernel", "cuda_index_kernel", "source"]

@@ -70,6 +70,13 @@ def kernel_module(bodies: Sequence[str], names: Sequence[str], helpers: str = ""
             + f"\n\nBODIES = ({''.join(n + ', ' for n in names)})\nERRORS = {dict(errors or {})!r}\n")
 
 
+def launch(body: Any, count: int, *args: Any) -> None:
+    """Run ``body(*args)`` on ``count`` threads (none for a count of 0), ``THREADS`` a block."""
+    if count:
+        threads = min(count, THREADS)
+        body[(count + threads - 1) // threads, threads](*args)
+
+
 @launcher("cuda")
 class Launcher:
     """The host side of a CUDA kernel: allocates the results on the device, launches one
@@ -119,10 +126,7 @@ class Launcher:
         outs = []
         for body, (shape, dtype) in zip(self.bodies, results):
             out = cuda.device_array(shape, dtype)
-            count = out.size
-            if count:
-                threads = min(count, THREADS)
-                body[(count + threads - 1) // threads, threads](*args, out, err)
+            launch(body, out.size, *args, out, err)
             outs.append(out if shape else out.copy_to_host()[()])
         if self.errors:
             code = int(err.copy_to_host()[0])

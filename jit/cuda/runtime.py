@@ -19,7 +19,7 @@ from relayish.ix.language import Definition
 from ..host import HostRuntime
 from ..scalars import Boundary
 from .index_expr import cuda_index_kernel
-from .launch import THREADS
+from .launch import launch
 
 
 def to_device(array: Any) -> Any:
@@ -50,10 +50,7 @@ class DeviceRuntime(HostRuntime):
     @staticmethod
     def allocate_zeros(shape: tuple[int, ...], dtype: np.dtype) -> Any:
         array = cuda.device_array(shape, dtype)
-        count = array.size
-        if count:
-            threads = min(count, THREADS)
-            _clear[(count + threads - 1) // threads, threads](array.reshape(count))
+        launch(_clear, array.size, array.reshape(array.size))
         return array
 
     @staticmethod

@@ -78,16 +78,17 @@ class IndexKernel:
         by the caller) in place where it has the target's shape and dtype: work of the scatters'
         grids, not of the target's size (a loop reading one element per step stays linear)."""
         target = arrays[self.defn.target]
-        if self.gather is not None and data.shape == target.shape and data.dtype == target.dtype:
+        if data.shape != target.shape or data.dtype != target.dtype:
+            return np.add(data, self(*arrays))
+        if self.gather is not None:
             return np.add(data, self(*arrays), out=data)  # the grid covers the target: a dense sum costs no more
-        if data.shape == target.shape and data.dtype == target.dtype:
-            bad = self.run.__globals__["_scatter"](*arrays, data)  # the module of an adjoint's kernel
-            if not bad:
-                return data
-            if bad == WRITTEN:  # a read outside an input after some additions: the semantics raise
-                evaluate(self.defn, *arrays)
-                raise AssertionError(f"@{self.defn.name}: a kernel read outside an input that its semantics do not read")
-        return np.add(data, self(*arrays))
+        bad = self.run.__globals__["_scatter"](*arrays, data)  # the module of an adjoint's kernel
+        if not bad:
+            return data
+        if bad == WRITTEN:  # a read outside an input after some additions: the semantics raise
+            evaluate(self.defn, *arrays)
+            raise AssertionError(f"@{self.defn.name}: a kernel read outside an input that its semantics do not read")
+        return np.add(data, self(*arrays))  # a check before the loops failed: nothing was added
 
     def added(self, data: np.ndarray, *arrays: np.ndarray) -> np.ndarray:
         """``accumulate`` into a copy of ``data`` (which others share): the same values."""
@@ -153,7 +154,7 @@ def kernel_plan(defn: Definition, arg_dtypes: list[np.dtype]) -> str:
         each = f" per position of ({', '.join(v.name for v in plan.outer)})" if plan.outer else ""
         return f"a matrix product{each} (BLAS gemm), summing over ({', '.join(v.name for v in plan.inner)})"
     rows = "rows split over the cores when large"
-    if defn.indices and isinstance(defn.body, Reduce) and defn.body.kind == "sum" and realized(found[id(defn.body)]) == out_dtype:
+    if _sums_rows(defn, found, out_dtype):
         return f"loops over the output, its last index innermost inside the sum; {rows}"
     return f"loops over the output{', the reductions inside' if any(isinstance(n, Reduce) for n in post_order(defn.body)) else ''}; {rows}"
 
@@ -182,12 +183,19 @@ def _gather(writer: Writer, out_dtype: np.dtype) -> str:
         loops[0] = (names[0], "lo, hi")
     at = ", ".join(names) if names else "()"
     cast = _cast(out_dtype)
-    if indices and isinstance(body, Reduce) and body.kind == "sum" and realized(writer.found[id(body)]) == out_dtype:
+    if _sums_rows(defn, writer.found, out_dtype):
         return _sum_rows(writer, body, loops, at, cast)
     depth = writer.loops(lines, 1, loops)
     value = writer.expression(lines, depth, body)
     lines.append(f"{'    ' * depth}out[{at}] = {cast}({value})\n")
     return "".join(lines)
+
+
+def _sums_rows(defn: Definition, found: dict[int, DType], out_dtype: np.dtype) -> bool:
+    """Whether the loops run the output's last index innermost, inside the summed axes (``_sum_rows``):
+    a body that is a sum in the output's dtype."""
+    body = defn.body
+    return bool(defn.indices) and isinstance(body, Reduce) and body.kind == "sum" and realized(found[id(body)]) == out_dtype
 
 
 UNROLL = 4  # steps of the last summed axis per pass over an output row
@@ -461,15 +469,22 @@ def _extreme(kind: str, dtype: np.dtype) -> str:
     return f"np.{dtype.name}({info.min if kind == 'max' else info.max})"
 
 
-_CACHE: dict[tuple, IndexKernel] = {}  # keyed by the definition itself (by identity), which it keeps alive
+def made_once(make: Callable[[Definition, list[np.dtype], list[int]], Any]) -> Callable[..., Any]:
+    """``make(defn, arg_dtypes, ranks)`` called once per definition (by identity: the cache keeps it
+    alive, so its id is never reused), argument dtypes and ranks in this process."""
+    cache: dict[tuple, Any] = {}
+
+    def kernel(defn: Definition, arg_dtypes: list[Any], ranks: list[int]) -> Any:
+        """The kernel of ``defn`` for these argument dtypes and ranks."""
+        key = (defn, tuple(np.dtype(d).name for d in arg_dtypes), tuple(ranks))
+        if key not in cache:
+            cache[key] = make(defn, [np.dtype(d) for d in arg_dtypes], ranks)
+        return cache[key]
+
+    return kernel
 
 
-def index_kernel(defn: Definition, arg_dtypes: list[Any], ranks: list[int]) -> Callable[..., np.ndarray]:
-    """The kernel of ``defn`` for these argument dtypes and ranks (made once per process)."""
-    key = (defn, tuple(np.dtype(d).name for d in arg_dtypes), tuple(ranks))
-    if key not in _CACHE:
-        _CACHE[key] = IndexKernel(defn, [np.dtype(d) for d in arg_dtypes], ranks)
-    return _CACHE[key]
+index_kernel = made_once(IndexKernel)
 
 
-__all__ = ["IndexKernel", "index_kernel", "kernel_plan", "source"]
+__all__ = ["IndexKernel", "index_kernel", "kernel_plan", "made_once", "source"]

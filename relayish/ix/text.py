@@ -36,6 +36,7 @@ MAX_DEPTH = 100  # nesting of an element expression in the text: the recursive p
 _CALLS = {"where": 3, "maximum": 2, "minimum": 2, "and": 2, "or": 2, "not": 1, "mod": 2,
           **{f: 1 for f in FUNCTIONS}}
 _SYMBOLS = {"and": "&", "or": "|", "mod": "%"}  # text call -> language operator
+_CALL_OF = {symbol: call for call, symbol in _SYMBOLS.items()}
 _DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64")
 
 
@@ -55,10 +56,7 @@ def parse_definition(p: Any, name: str, where: str) -> Definition:
         if p.tok.kind == "ident" and p.tok.text == "dtype":
             p.advance()
             p.expect("=")
-            dtype_tok = p.identifier("a dtype such as float32")
-            if dtype_tok.text not in _DTYPES:
-                raise p.error(f"unknown dtype {dtype_tok.text} (one of {', '.join(_DTYPES)})", dtype_tok)
-            dtype = dtype_tok.text
+            dtype = _dtype(p)
             break
         dims.append(_Reader(p, params, set()).expression(0))
         if not p.accept(","):
@@ -81,6 +79,14 @@ def parse_definition(p: Any, name: str, where: str) -> Definition:
     except RelayError as err:
         raise p.error(err.message, p.tok) from None
     return defn
+
+
+def _dtype(p: Any) -> str:
+    """A dtype's name (``float32``)."""
+    tok = p.identifier("a dtype such as float32")
+    if tok.text not in _DTYPES:
+        raise p.error(f"unknown dtype {tok.text} (one of {', '.join(_DTYPES)})", tok)
+    return tok.text
 
 
 def _names(p: Any, what: str) -> list[str]:
@@ -206,11 +212,9 @@ class _Reader:
         args = [self.expression(depth + 1)]
         while p.accept(","):
             if fname.text == "cast":
-                dtype_tok = p.identifier("a dtype such as float32")
-                if dtype_tok.text not in _DTYPES:
-                    raise p.error(f"unknown dtype {dtype_tok.text} (one of {', '.join(_DTYPES)})", dtype_tok)
+                dtype = _dtype(p)
                 p.expect(")")
-                return ("cast", args[0], dtype_tok.text)
+                return ("cast", args[0], dtype)
             args.append(self.expression(depth + 1))
         p.expect(")")
         wanted = 2 if fname.text == "cast" else _CALLS[fname.text]
@@ -301,7 +305,7 @@ def definition_text(defn: Definition) -> str:
             text[id(n)] = f"%{defn.inputs[n.input]}[{', '.join(text[id(i)] for i in n.indices)}]"
         elif isinstance(n, Bin):
             a, b = text[id(n.a)], text[id(n.b)]
-            symbol = {v: k for k, v in _SYMBOLS.items()}.get(n.op)
+            symbol = _CALL_OF.get(n.op)
             text[id(n)] = f"{symbol or n.op}({a}, {b})" if symbol or n.op in ("maximum", "minimum") else f"({a} {n.op} {b})"
         elif isinstance(n, Unary):
             a = text[id(n.a)]

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import relayish
-from relayish.ops.registry import unregister_user_op
+from relayish.ix.define import unregister
 from relayish.testing.inputs import leaves
 from tests.ix.conftest import ops as ops  # noqa: PLC0414 - the fixture, for this folder's process
 from tests.ix.definitions import CASES
@@ -75,5 +75,4 @@ def test_rank_0_arguments_and_results_on_cuda_in_a_loop_and_its_gradient():
         assert float(value) == 1 + 4 + 9
         np.testing.assert_array_equal(grad, [2, 4, 6, 0, 0])
     finally:
-        for name in ("ix_pick", "ix_pick__d0"):
-            unregister_user_op(name)
+        unregister("ix_pick")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import relayish
 from relayish import ix
-from relayish.ops.registry import unregister_user_op, user_op_names
+from relayish.ix.define import unregister
 from relayish.testing import check_grad
 from relayish.testing.ix_programs import bodies, definition
 
@@ -26,9 +26,7 @@ def registered(body):
     try:
         yield ix.operator(definition(body), name=name)
     finally:
-        for known in user_op_names():
-            if known == name or known.startswith(name + "__"):
-                unregister_user_op(known)
+        unregister(name)
 
 
 def ty(n: int, m: int, dtype: str = "FloatType(32)") -> str:

@@ -185,7 +185,8 @@ def test_an_adjoint_whose_reads_fail_adds_the_semantics_values_or_raises_their_e
     is dropped)."""
     from jit.kernels.index_expr import index_kernel
     from relayish import ix
-    from relayish.ops.registry import lookup_op, unregister_user_op
+    from relayish.ix.define import unregister
+    from relayish.ops.registry import lookup_op
 
     @ix.operator(name="ix_shifted_square")
     def shifted_square(x):
@@ -206,8 +207,8 @@ def test_an_adjoint_whose_reads_fail_adds_the_semantics_values_or_raises_their_e
         with pytest.raises(Exception, match=r"reads y outside its shape \(2,\)"):
             kernel.accumulate(np.zeros(4, np.float32), x, np.ones(2, np.float32), np.array([0, 1, 0, 5]), ct)
     finally:
-        for name in ("ix_shifted_square", "ix_shifted_square__d0", "ix_scaled_gather", "ix_scaled_gather__d0"):
-            unregister_user_op(name)
+        for name in ("ix_shifted_square", "ix_scaled_gather"):
+            unregister(name)
 
 
 def test_an_adjoint_adding_at_index_variables_alone_is_gathered(ops):
