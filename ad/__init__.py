@@ -1,16 +1,19 @@
-"""Higher-order reverse-mode AD through backpropagator closures and references (docs/design.md).
+"""Higher-order reverse-mode AD through backpropagator closures and references, and forward mode
+through (value, tangent) pairs (docs/design.md).
 
-- ``expand(module)``: every ``Grad`` node replaced by its expansion (what the evaluator runs);
+- ``expand(module)``: every ``Grad`` and ``Jvp`` node replaced by its expansion (what the evaluator runs);
 - ``grad(module, name)``: the module with ``@<name>_grad``, the expanded ``Grad(@name)``,
   an ordinary program to print, parse and inspect;
 - ``vjp(module, name)``: the module with ``@<name>_vjp(params..., cotangent)`` returning
   ``(value, gradients)``, for results that are not a floating scalar (re-exported as
   ``relayish.vjp``);
+- ``jvp(module, name)``: the module with ``@<name>_jvp(params..., tangents...)`` returning
+  ``(value, tangent)``, the expanded ``Jvp(@name)`` (results: tensors, tuples of them);
 - ``lowered(module)``: calls of operators defined by others (a record's ``lowering``) replaced
   by what they stand for, as AD differentiates them and the compiler compiles them.
 
 An operator's gradient rule is its record's ``gradient`` (``relayish.ops``), which gets the
-call's ``Site`` (``relayish.ops.sites``).
+call's ``Site`` (``relayish.ops.sites``); its forward rule is derived from it (``ad.tangents``).
 """
 
 from __future__ import annotations
@@ -20,9 +23,9 @@ from relayish.module import Module
 from relayish.types import FloatType, Shape, TensorType, Type, is_first_order
 from typecheck import infer
 
-from .transform import dual_type, expand, lowered, with_transform
+from .transform import FORWARD, dual_type, expand, lowered, with_transform
 
-__all__ = ["dual_type", "expand", "grad", "lowered", "vjp"]
+__all__ = ["dual_type", "expand", "grad", "jvp", "lowered", "vjp"]
 
 
 def grad(module: Module, name: str) -> Module:
@@ -42,6 +45,14 @@ def vjp(module: Module, name: str) -> Module:
     if not is_first_order(ret):
         raise RelayTypeError(f"vjp: @{name} must return tensors or tuples of them, not {ret}", module[name].span)
     return with_transform(module, name, f"{name}_vjp", cotangent=True)
+
+
+def jvp(module: Module, name: str) -> Module:
+    """``module`` with ``@<name>_jvp(params..., tangents...)`` = the expansion of ``Jvp(@name)``: the
+    value of ``@name`` and its directional derivative along the tangents (one per parameter, of its type)."""
+    if name not in module:
+        raise KeyError(f"module has no global @{name}")
+    return with_transform(module, name, f"{name}_jvp", mode=FORWARD)
 
 
 def _result_type(module: Module, name: str) -> Type:

@@ -1,4 +1,5 @@
-"""The Grad transform: reverse mode through backpropagator closures and references.
+"""The Grad and Jvp transforms: reverse mode through backpropagator closures and references, and
+forward mode.
 
 In the dual program every tensor ``x : T`` becomes a pair ``(x, Ref(adjoint))`` (``dual_type``),
 tuples, closures and references are rebuilt over dual values, and every primitive call
@@ -21,6 +22,12 @@ function are constants at its level (lifted with zero adjoints nobody reads), wh
 keeps nested gradients apart. A global ``@g`` called by differentiated code gets a dual
 global ``@g__ad(bp, duals...)``, recursive where ``@g`` is.
 
+Forward mode (``Jvp``, ``Mode`` FORWARD) is the same dualizer with other duals: a tensor is paired
+with its tangent (no references, no chain), an operator call computes its result's tangent by the
+forward rule derived from its gradient rule (``ad.tangents``), and ``Jvp(f)`` applies ``f``'s dual
+to (argument, tangent) pairs and splits the result. Dual globals are ``@g__fw``, dual data types
+``List__fw``. Grad and Jvp nodes expand innermost first, so they nest in any order.
+
 What the transform cannot see it refuses with a RelayTypeError at the ``Grad``: a free
 variable of function type that is not bound by an enclosing ``let`` to a function literal
 (its code is unknown), a free reference, or a type variable of kind Type.
@@ -35,7 +42,7 @@ import attrs
 from relayish.dims import Dim
 from relayish.errors import RelayTypeError, Span
 from relayish.expr import (
-    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Let, Match, Op, PatternCtor,
+    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Jvp, Let, Match, Op, PatternCtor,
     PatternVar, Proj, RefNew, RefRead, RefWrite, Tuple, Unpack, Var, Zero, written_type,
 )  # fmt: skip
 from relayish.matches import has_match, lower_matches, lowered_function
@@ -52,37 +59,67 @@ from typecheck.inference import declared_type
 from typecheck.instances import instantiated
 from typecheck.solver import substitute as substitute_type
 
+from .tangents import tangent
+
 BACKPROP = RefType(FuncType([], UNIT))
+
+
+@attrs.frozen
+class Mode:
+    """Reverse mode (``Grad``: a tensor's dual pairs it with a reference to its adjoint) or
+    forward mode (``Jvp``: with its tangent). Duals of data types and globals are named with
+    ``suffix``."""
+
+    node: str
+    suffix: str
+
+    @property
+    def forward(self) -> bool:
+        return self.node == "Jvp"
+
+
+REVERSE = Mode("Grad", "__ad")
+FORWARD = Mode("Jvp", "__fw")
+MODES = (REVERSE, FORWARD)
 
 
 def op(name: str, *args: Expr) -> Call:
     return Call(Op(name), args)
 
 
-def dual_type(ty: Type, kept: tuple[TypeVar, ...] = ()) -> Type:
-    """The type of a value's dual: tensors become (value, adjoint reference) pairs, and a data
-    type ``D[args]`` its dual ``D__ad[dual args]`` (``dual_name``). The type variables ``kept``
-    stand for themselves (a data type's parameters, in its dual's fields)."""
+def dual_type(ty: Type, kept: tuple[TypeVar, ...] = (), mode: Mode = REVERSE) -> Type:
+    """The type of a value's dual: tensors become (value, adjoint reference) pairs in reverse mode,
+    (value, tangent) pairs in forward mode, and a data type ``D[args]`` its dual ``D__ad[dual args]``
+    (``dual_name``). The type variables ``kept`` stand for themselves (a data type's parameters, in
+    its dual's fields)."""
     if isinstance(ty, TensorType):
-        return TupleType([ty, RefType(ty)])
+        return TupleType([ty, ty if mode.forward else RefType(ty)])
     if isinstance(ty, TupleType):
-        return TupleType([dual_type(f, kept) for f in ty.fields])
+        return TupleType([dual_type(f, kept, mode) for f in ty.fields])
     if isinstance(ty, FuncType):
-        return FuncType([dual_type(p, kept) for p in ty.params], dual_type(ty.ret, kept))
+        return FuncType([dual_type(p, kept, mode) for p in ty.params], dual_type(ty.ret, kept, mode))
     if isinstance(ty, RefType):
-        return RefType(dual_type(ty.value, kept))
+        return RefType(dual_type(ty.value, kept, mode))
     if isinstance(ty, ForallType):
-        return ForallType(ty.params, dual_type(ty.body, kept))
+        return ForallType(ty.params, dual_type(ty.body, kept, mode))
     if isinstance(ty, DataType):
-        return DataType(dual_name(ty.name), [dual_type(a, kept) for a in ty.args])
+        return DataType(dual_name(ty.name, mode), [dual_type(a, kept, mode) for a in ty.args])
     if ty in kept:
         return ty
-    raise RelayTypeError(f"Grad cannot differentiate through a value of type {ty} (a type variable of kind Type)")
+    raise RelayTypeError(f"{mode.node} cannot differentiate through a value of type {ty} (a type variable of kind Type)")
 
 
-def dual_name(name: str) -> str:
+def dual_name(name: str, mode: Mode = REVERSE) -> str:
     """The dual of data type (or constructor) ``name``: its fields hold duals."""
-    return f"{name}__ad"
+    return f"{name}{mode.suffix}"
+
+
+def dual_source(name: str) -> tuple[str, Mode] | None:
+    """The data type (or constructor) that ``name`` is the dual of, and the mode; None if none."""
+    for mode in MODES:
+        if name.endswith(mode.suffix):
+            return name[: -len(mode.suffix)], mode
+    return None
 
 
 def with_dual_types(module: Module) -> Module:
@@ -96,15 +133,16 @@ def with_dual_types(module: Module) -> Module:
             wanted += [d.name for d in data_types_in(t) if d.name not in defs] if t is not None else []
             # a dual constructor's type is not written until the module is checked
             if isinstance(node, (Construct, IsCtor, Unpack)) and module.ctor(node.ctor) is None:
-                base = module.ctor(node.ctor[: -len("__ad")]) if node.ctor.endswith("__ad") else None
-                wanted += [dual_name(base[0].name)] if base is not None else []
+                found = dual_source(node.ctor)
+                base = module.ctor(found[0]) if found is not None else None
+                wanted += [dual_name(base[0].name, found[1])] if base is not None else []
     while wanted:
         name = wanted.pop()
-        base = name[: -len("__ad")]
-        if name in defs or not name.endswith("__ad") or base not in defs:
+        found = dual_source(name)
+        if name in defs or found is None or found[0] not in defs:
             continue
-        source = defs[base]
-        ctors = [CtorDef(dual_name(c.name), [dual_type(f, source.params) for f in c.fields]) for c in source.ctors]
+        source, mode = defs[found[0]], found[1]
+        ctors = [CtorDef(dual_name(c.name, mode), [dual_type(f, source.params, mode) for f in c.fields]) for c in source.ctors]
         defs[name] = TypeDef(name, source.params, ctors)
         wanted += [t.name for c in ctors for f in c.fields for t in data_types_in(f) if t.name not in defs]
     return module if len(defs) == len(module.type_defs) else Module(module.functions, module.op_decls, defs)
@@ -114,24 +152,29 @@ def with_dual_types(module: Module) -> Module:
 Convert = Callable[[str, DataType], str]
 
 
-def lift(e: Expr, ty: Type, convert: Convert) -> Expr:
-    """A constant's dual: each tensor paired with a fresh zero adjoint that nobody reads. A value of a
-    data type goes through the global ``convert("lift", ty)`` names (``Context.converter``)."""
+def lift(e: Expr, ty: Type, convert: Convert, mode: Mode = REVERSE) -> Expr:
+    """A constant's dual: each tensor paired with a fresh zero adjoint that nobody reads (a zero
+    tangent). A value of a data type goes through the global ``convert("lift", ty)`` names
+    (``Context.converter``)."""
     if isinstance(ty, TupleType):
-        return Tuple([lift(Proj(e, i), f, convert) for i, f in enumerate(ty.fields)])
+        return Tuple([lift(Proj(e, i), f, convert, mode) for i, f in enumerate(ty.fields)])
     if isinstance(ty, DataType):
         return Call(GlobalVar(convert("lift", ty)), [e])
-    return lift_tensor(e)
+    return lift_tensor(e, mode)
 
 
-def lift_tensor(e: Expr) -> Expr:
-    """``e`` (a tensor) paired with a fresh zero adjoint. ``e`` is evaluated once: a dual may write
-    the backpropagator (``Is[C](...)`` of a constructor call with float fields does), and two copies
-    would bind the same variables twice, so a link would call itself."""
+def lift_tensor(e: Expr, mode: Mode = REVERSE) -> Expr:
+    """``e`` (a tensor) paired with a fresh zero adjoint (a zero tangent). ``e`` is evaluated once: a
+    dual may write the backpropagator (``Is[C](...)`` of a constructor call with float fields does),
+    and two copies would bind the same variables twice, so a link would call itself."""
+    def with_zero(v: Expr) -> Tuple:
+        zero = op("zeros_like", v)
+        return Tuple([v, zero if mode.forward else RefNew(zero)])
+
     if isinstance(e, (Var, Constant)):
-        return Tuple([e, RefNew(op("zeros_like", e))])
+        return with_zero(e)
     value = Var("v", None)
-    return Let(value, e, Tuple([value, RefNew(op("zeros_like", value))]))
+    return Let(value, e, with_zero(value))
 
 
 def adjoints(d: Expr, ty: Type, convert: Convert) -> Expr:
@@ -149,6 +192,21 @@ def primal(d: Expr, ty: Type) -> Expr:
     if isinstance(ty, TupleType):
         return Tuple([primal(Proj(d, i), f) for i, f in enumerate(ty.fields)])
     return Proj(d, 0)
+
+
+def tangent_of(d: Expr, ty: Type) -> Expr:
+    """The tangent of a forward-mode dual, shaped like ``ty``."""
+    if isinstance(ty, TupleType):
+        return Tuple([tangent_of(Proj(d, i), f) for i, f in enumerate(ty.fields)])
+    return Proj(d, 1)
+
+
+def paired(value: Expr, tangent: Expr, ty: Type) -> Expr:
+    """The forward-mode dual of ``value`` with ``tangent`` (both shaped like ``ty``); integers and
+    booleans have no tangent: theirs is zero, whatever was given."""
+    if isinstance(ty, TupleType):
+        return Tuple([paired(Proj(value, i), Proj(tangent, i), f) for i, f in enumerate(ty.fields)])
+    return Tuple([value, tangent if _is_float(ty) else op("zeros_like", value)])
 
 
 def seed(d: Expr, ty: Type, cotangent: Expr | None) -> list[Expr]:
@@ -170,11 +228,12 @@ def _is_float(ty: Type) -> bool:
 
 
 class Context:
-    """One type-checked, Grad-free module being differentiated: its types, the function
-    literals its lets bind, and the dual globals made so far."""
+    """One type-checked module without Grad or Jvp being differentiated in ``mode``: its types, the
+    function literals its lets bind, and the dual globals made so far."""
 
-    def __init__(self, module: Module, made: dict[str, tuple[Function, str]] | None = None):
+    def __init__(self, module: Module, made: dict[str, tuple[Function, str]] | None = None, mode: Mode = REVERSE):
         self.module = module
+        self.mode = mode
         self.types = expr_types(module)
         self.literals: dict[int, Function] = {}
         for fn in module.functions.values():
@@ -187,7 +246,7 @@ class Context:
         self.converters: dict[tuple[str, DataType], str] = {}
 
     def hint(self, f: Expr, index: int) -> str:
-        """A name for parameter ``index`` of an expansion of ``Grad(f)``: ``f``'s own when known."""
+        """A name for parameter ``index`` of an expansion of ``Grad(f)`` or ``Jvp(f)``: ``f``'s own when known."""
         fn = self.module[f.name] if isinstance(f, GlobalVar) else f
         if isinstance(fn, Function) and index < len(fn.params):
             return fn.params[index].name_hint
@@ -196,45 +255,52 @@ class Context:
     def type_of(self, e: Expr) -> Type:
         return self.types[id(e)]
 
+    def dual_type(self, ty: Type) -> Type:
+        return dual_type(ty, mode=self.mode)
+
     def converter(self, kind: str, ty: DataType) -> str:
         """The global that lifts a value of data type ``ty`` to its dual (``kind`` "lift": each
-        tensor with a zero adjoint) or reads a dual's adjoints back into a ``ty`` ("adjoints"),
-        made once per type: a match over the constructors, recursive where the type is."""
+        tensor with a zero adjoint or tangent) or reads a dual's adjoints back into a ``ty``
+        ("adjoints"), made once per type: a match over the constructors, recursive where the type is."""
+        mode = self.mode
         key = (kind, ty)
         if key in self.converters:
             return self.converters[key]
-        name = f"{kind}__{ty.name}"
+        name = f"{kind}{mode.suffix}_{ty.name}"
         while name in self.module.functions or name in self.new_globals or name in self.converters.values():
             name += "_"
         self.converters[key] = name
         definition = self.module.type_defs[ty.name]
         mapping = dict(zip(definition.params, ty.args))
-        x = Var("x", ty if kind == "lift" else dual_type(ty))
+        x = Var("x", ty if kind == "lift" else dual_type(ty, mode=mode))
         patterns, bodies = [], []
         for ctor in definition.ctors:
             fields = [substitute_type(f, mapping) for f in ctor.fields]
             for field in fields:
                 if not _liftable(field):
-                    raise RelayTypeError(f"Grad: a value of type {ty} is differentiated with respect to, and its "
+                    raise RelayTypeError(f"{mode.node}: a value of type {ty} is differentiated with respect to, and its "
                                          f"constructor {ctor.name} holds a {field}: only tensors can be")
             names = [Var(f"x{i}") for i in range(len(fields))]
-            source, target = (ctor.name, dual_name(ctor.name)) if kind == "lift" else (dual_name(ctor.name), ctor.name)
-            convert = lift if kind == "lift" else adjoints
+            dual = dual_name(ctor.name, mode)
+            source, target = (ctor.name, dual) if kind == "lift" else (dual, ctor.name)
             patterns.append(PatternCtor(source, [PatternVar(v) for v in names]))
-            bodies.append(Construct(target, [convert(v, t, self.converter) for v, t in zip(names, fields)]))
-        fn = Function([x], Match(x, patterns, bodies), dual_type(ty) if kind == "lift" else ty)
+            converted = [lift(v, t, self.converter, mode) if kind == "lift" else adjoints(v, t, self.converter)
+                         for v, t in zip(names, fields)]
+            bodies.append(Construct(target, converted))
+        fn = Function([x], Match(x, patterns, bodies), dual_type(ty, mode=mode) if kind == "lift" else ty)
         self.new_globals[name] = lowered_function(fn)
         return name
 
     def dual_global(self, name: str) -> str:
         """The name of ``@name``'s dual global, made on demand (and reused while ``@name`` is unchanged)."""
-        known = self.made.get(name)
+        key = name + self.mode.suffix
+        known = self.made.get(key)
         if known is not None and known[0] is self.module[name]:
             return known[1]
-        dual = f"{name}__ad"
-        while dual in self.module.functions and self.made.get(name, (None, None))[1] != dual:
+        dual = key
+        while dual in self.module.functions and self.made.get(key, (None, None))[1] != dual:
             dual += "_"
-        self.made[name] = (self.module[name], dual)
+        self.made[key] = (self.module[name], dual)
         self.pending.append((name, dual))
         return dual
 
@@ -243,39 +309,63 @@ class Context:
         while self.pending:
             name, dual = self.pending.pop()
             fn = self.module[name]
-            bp = Var("bp", BACKPROP)
-            dualizer = Dualizer(self, bp)
-            params = [dualizer.bind(p, Var(p.name_hint, dual_type(p.type_annotation))) for p in fn.params]
+            bp = [] if self.mode.forward else [Var("bp", BACKPROP)]
+            dualizer = Dualizer(self, bp[0] if bp else None)
+            params = [dualizer.bind(p, Var(p.name_hint, self.dual_type(p.type_annotation))) for p in fn.params]
             body = dualizer.run(fn.body)
-            self.new_globals[dual] = Function([bp, *params], body, dual_type(fn.ret_type), fn.type_params, span=fn.span)
+            self.new_globals[dual] = Function([*bp, *params], body, self.dual_type(fn.ret_type), fn.type_params, span=fn.span)
         return self.new_globals
 
     # expansions ---------------------------------------------------------------------------
-    def expansion(self, f: Expr, span: Span | None, cotangent: bool = False) -> Function:
-        """``Grad(f)`` (or, with ``cotangent``, its vector-Jacobian product) as a closure."""
-        # at a Grad site, f's type as instantiated there; a global on its own (ad.grad): its
-        # generic type, whose type parameters the new global takes over
+    def transformed_type(self, f: Expr, span: Span | None) -> FuncType:
+        """The type of the function ``f`` that ``Grad(f)`` or ``Jvp(f)`` transforms: at the node, as
+        instantiated there; a global on its own (``ad.grad``): its generic type, whose type parameters
+        the new global takes over."""
         fty = self.types[id(f)] if id(f) in self.types else declared_type(self.module[f.name])
         if isinstance(fty, ForallType):
             fty = fty.body
+        node = self.mode.node
         for i, t in enumerate(fty.params):
-            if not _liftable(t):
-                raise RelayTypeError(f"Grad: parameter {i + 1} of the differentiated function has type {t}; Grad "
-                                     "differentiates with respect to tensors, tuples and data types holding them, "
-                                     "not functions or references", span)
+            if not (_liftable(t) if node == "Grad" else is_first_order(t)):
+                what = "tensors, tuples and data types holding them" if node == "Grad" else "tensors and tuples of them"
+                raise RelayTypeError(f"{node}: parameter {i + 1} of the differentiated function has type {t}; {node} "
+                                     f"differentiates with respect to {what}, not functions or references", span)
+        if self.mode.forward and not is_first_order(fty.ret):
+            raise RelayTypeError(f"Jvp: the differentiated function returns {fty.ret}; Jvp gives tangents of tensors "
+                                 "and tuples of them", span)
+        return fty
+
+    def applied(self, f: Expr, span: Span | None, bp: Var | None, duals: list[Expr]) -> tuple[list[tuple[Var, Expr]], Expr]:
+        """Bindings giving ``f``'s free variables duals, and the dual of ``f`` called on ``duals``."""
+        dualizer = Dualizer(self, bp)
+        bindings = dualizer.lift_free(f, span)
+        if isinstance(f, GlobalVar):
+            return bindings, Call(GlobalVar(self.dual_global(f.name)), [*([bp] if bp is not None else []), *duals])
+        return bindings, Call(dualizer.run(f), duals)
+
+    def forward_expansion(self, f: Expr, span: Span | None) -> Function:
+        """``Jvp(f)`` as a closure: ``f``'s dual applied to (argument, tangent) pairs, split into the
+        value and the tangent of the result."""
+        fty = self.transformed_type(f, span)
+        params = [Var(self.hint(f, i), t) for i, t in enumerate(fty.params)]
+        tangents = [Var("t" + p.name_hint, t) for p, t in zip(params, fty.params)]
+        out = Var("out", self.dual_type(fty.ret))
+        bindings, result = self.applied(f, span, None, [paired(p, t, ty) for p, t, ty in zip(params, tangents, fty.params)])
+        body = lets([*bindings, (out, result)], Tuple([primal(out, fty.ret), tangent_of(out, fty.ret)]))
+        return Function(params + tangents, body, TupleType([fty.ret, fty.ret]), span=span)
+
+    def expansion(self, f: Expr, span: Span | None, cotangent: bool = False) -> Function:
+        """``Grad(f)`` (or, with ``cotangent``, its vector-Jacobian product) as a closure."""
+        fty = self.transformed_type(f, span)
         params = [Var(self.hint(f, i), t) for i, t in enumerate(fty.params)]
         ct = Var("ct", fty.ret) if cotangent else None
         bp = Var("bp", BACKPROP)
-        dualizer = Dualizer(self, bp)
         prelude: list[tuple[Var, Expr]] = [(bp, RefNew(Function([], Tuple([]), UNIT)))]
-        prelude += dualizer.lift_free(f, span)
         duals = [Var("d" + p.name_hint, dual_type(t)) for p, t in zip(params, fty.params)]
+        bindings, result = self.applied(f, span, bp, list(duals))
+        prelude += bindings
         prelude += [(d, lift(p, t, self.converter)) for d, p, t in zip(duals, params, fty.params)]
         out = Var("out", dual_type(fty.ret))
-        if isinstance(f, GlobalVar):
-            result = Call(GlobalVar(self.dual_global(f.name)), [bp, *duals])
-        else:
-            result = Call(dualizer.run(f), duals)
         prelude.append((out, result))
         prelude += [(Var("u", UNIT), store) for store in seed(out, fty.ret, ct)]
         prelude.append((Var("u", UNIT), Call(RefRead(bp), [])))
@@ -286,11 +376,14 @@ class Context:
 
 
 class Dualizer:
-    """The dual of code inside one backpropagator chain ``bp``."""
+    """The dual of code inside one backpropagator chain ``bp`` (reverse mode), or in forward mode
+    (``bp`` None)."""
 
-    def __init__(self, ctx: Context, bp: Expr):
+    def __init__(self, ctx: Context, bp: Expr | None):
         self.ctx = ctx
+        self.mode = ctx.mode
         self.bp = bp
+        self.chain = [bp] if bp is not None else []  # what a dual global takes before the duals
         self.env: dict[int, Expr] = {}
 
     def bind(self, old: Var, new: Var) -> Var:
@@ -325,14 +418,14 @@ class Dualizer:
             new = self.bind(var, Var(var.name_hint, None))
             literal = self.ctx.literals.get(id(var))
             if ty is not None and _liftable(ty):
-                bindings.append((new, lift(var, ty, self.ctx.converter)))
+                bindings.append((new, lift(var, ty, self.ctx.converter, self.mode)))
             elif literal is not None:
                 bindings.append((new, self.run(literal)))
             else:
                 what = ("reads %{}, a reference from outside it" if isinstance(ty, RefType)
-                        else "calls %{}, a function from outside it whose code Grad cannot see").format(var.name_hint)
+                        else "calls %{}, a function from outside it whose code {} cannot see").format(var.name_hint, self.mode.node)
                 raise RelayTypeError(
-                    f"Grad: the differentiated function {what}; define it inside the function, "
+                    f"{self.mode.node}: the differentiated function {what}; define it inside the function, "
                     "bind it with let to a function literal, or make it a global",
                     span,
                 )
@@ -343,7 +436,7 @@ class Dualizer:
         if isinstance(e, Var):
             return self.env[id(e)]
         if isinstance(e, Constant):
-            return lift_tensor(e)
+            return lift_tensor(e, self.mode)
         if isinstance(e, GlobalVar):
             return self.global_value(e)
         if isinstance(e, Tuple):
@@ -365,9 +458,9 @@ class Dualizer:
         if isinstance(e, Call):
             return (yield self.call(e))
         if isinstance(e, Ascribe):
-            return Ascribe((yield self.expr(e.expr)), dual_type(e.type), span=e.span)
+            return Ascribe((yield self.expr(e.expr)), self.ctx.dual_type(e.type), span=e.span)
         if isinstance(e, Zero):
-            return _lift_zero(e.type)
+            return _lift_zero(e.type, self.mode)
         if isinstance(e, RefNew):
             return RefNew((yield self.expr(e.value)), span=e.span)
         if isinstance(e, RefRead):
@@ -379,14 +472,14 @@ class Dualizer:
             fields = []
             for f in e.fields:
                 fields.append((yield self.expr(f)))
-            return Construct(dual_name(e.ctor), fields, span=e.span)
+            return Construct(dual_name(e.ctor, self.mode), fields, span=e.span)
         if isinstance(e, IsCtor):
-            return lift_tensor(IsCtor((yield self.expr(e.value)), dual_name(e.ctor), span=e.span))
+            return lift_tensor(IsCtor((yield self.expr(e.value)), dual_name(e.ctor, self.mode), span=e.span), self.mode)
         if isinstance(e, Unpack):
-            return Unpack((yield self.expr(e.value)), dual_name(e.ctor), span=e.span)
+            return Unpack((yield self.expr(e.value)), dual_name(e.ctor, self.mode), span=e.span)
         if isinstance(e, Op):
-            raise RelayTypeError(f"Grad: operator @{e.name} used as a value: call it instead", e.span)
-        raise AssertionError(f"unexpanded {type(e).__name__} in differentiated code")  # Grad: expanded first
+            raise RelayTypeError(f"{self.mode.node}: operator @{e.name} used as a value: call it instead", e.span)
+        raise AssertionError(f"unexpanded {type(e).__name__} in differentiated code")  # Grad, Jvp: expanded first
 
     def let_chain(self, e: Let) -> Iterator[Any]:
         bindings: list[tuple[Var, Expr]] = []
@@ -403,9 +496,9 @@ class Dualizer:
         return lets(bindings, (yield self.expr(e)))
 
     def function(self, fn: Function) -> Iterator[Any]:
-        params = [self.bind(p, Var(p.name_hint, dual_type(self.param_type(p)))) for p in fn.params]
+        params = [self.bind(p, Var(p.name_hint, self.ctx.dual_type(self.param_type(p)))) for p in fn.params]
         body = yield self.expr(fn.body)
-        ret = dual_type(fn.ret_type) if fn.ret_type is not None else None
+        ret = self.ctx.dual_type(fn.ret_type) if fn.ret_type is not None else None
         return Function(params, body, ret, fn.type_params, span=fn.span)
 
     def param_type(self, p: Var) -> Type:
@@ -414,8 +507,9 @@ class Dualizer:
     def global_value(self, g: GlobalVar) -> Function:
         """``@g`` used as a value: a closure calling its dual global with this chain."""
         fty = self.ctx.type_of(g)
-        params = [Var(f"x{i}", dual_type(t)) for i, t in enumerate(fty.params)]
-        return Function(params, Call(GlobalVar(self.ctx.dual_global(g.name)), [self.bp, *params]), dual_type(fty.ret))
+        params = [Var(f"x{i}", self.ctx.dual_type(t)) for i, t in enumerate(fty.params)]
+        return Function(params, Call(GlobalVar(self.ctx.dual_global(g.name)), [*self.chain, *params]),
+                        self.ctx.dual_type(fty.ret))
 
     def call(self, e: Call, linked: bool = True) -> Iterator[Any]:
         args = []
@@ -425,15 +519,16 @@ class Dualizer:
         if isinstance(e.callee, Op):
             return self.primitive(e, args, linked)
         if isinstance(e.callee, GlobalVar):
-            return Call(GlobalVar(self.ctx.dual_global(e.callee.name)), [self.bp, *args], span=e.span)
+            return Call(GlobalVar(self.ctx.dual_global(e.callee.name)), [*self.chain, *args], span=e.span)
         return Call((yield self.expr(e.callee)), args, span=e.span)
 
     def primitive(self, e: Call, duals: list[Expr], linked: bool = True) -> Expr:
-        """An operator call: its primal call, a zero adjoint, and (``linked``) a link in the chain."""
+        """An operator call: its primal call, a zero adjoint, and (``linked``) a link in the chain; in
+        forward mode its primal call and its tangent (``ad.tangents``)."""
         name = e.callee.name
         definition = lookup_op(name)
         if definition is None:
-            raise RelayTypeError(f"Grad: the declared operator @{name} has no implementation to differentiate", e.span)
+            raise RelayTypeError(f"{self.mode.node}: the declared operator @{name} has no implementation to differentiate", e.span)
         bindings: list[tuple[Var, Expr]] = []
         pairs, primals = [], []
         for i, d in enumerate(duals):
@@ -443,13 +538,18 @@ class Dualizer:
             primals.append(_bound(bindings, Var(f"p{i}"), Proj(d, 0)))
         y, yb = Var("y"), Var("yb")
         bindings.append((y, Call(Op(name), primals, e.attrs, span=e.span)))
-        bindings.append((yb, RefNew(op("zeros_like", y))))
         types = [self.ctx.type_of(a) for a in e.args]
         out_type = self.ctx.type_of(e)
         differentiated = linked and _is_float(out_type) and any(map(_is_float, types))
         if differentiated and definition.gradient is None and is_user_op(name):
-            raise RelayTypeError(f"Grad: @{name} was registered without a vjp, so nothing says how to differentiate it "
-                                 "(relayish.register_operator(..., vjp=...))", e.span)
+            raise RelayTypeError(f"{self.mode.node}: @{name} was registered without a vjp, so nothing says how to "
+                                 "differentiate it (relayish.register_operator(..., vjp=...))", e.span)
+        if self.mode.forward:
+            site = Site(name, tuple(primals), tuple(types), y, out_type, definition.full_attrs(e.attrs), Var("g"))
+            tangents = [Proj(pair, 1) if _is_float(t) else None for pair, t in zip(pairs, types)]
+            derived = tangent(site, tangents, e.span) if differentiated else None
+            return lets(bindings, Tuple([y, derived if derived is not None else op("zeros_like", y)]))
+        bindings.append((yb, RefNew(op("zeros_like", y))))
         if differentiated and definition.gradient is not None:
             g = Var("g")
             site = Site(name, tuple(primals), tuple(types), y, out_type, definition.full_attrs(e.attrs), g)
@@ -523,10 +623,10 @@ def _bound(bindings: list[tuple[Var, Expr]], var: Var, value: Expr) -> Var:
     return var
 
 
-def _lift_zero(ty: Type) -> Expr:
+def _lift_zero(ty: Type, mode: Mode) -> Expr:
     if isinstance(ty, TupleType):
-        return Tuple([_lift_zero(f) for f in ty.fields])
-    return Tuple([Zero(ty), RefNew(Zero(ty))])
+        return Tuple([_lift_zero(f, mode) for f in ty.fields])
+    return Tuple([Zero(ty), Zero(ty) if mode.forward else RefNew(Zero(ty))])
 
 
 # whole modules --------------------------------------------------------------------------------
@@ -539,14 +639,15 @@ def _liftable(ty: Type) -> bool:
         isinstance(ty, TupleType) and all(map(_liftable, ty.fields))
 
 
-def _next_grad(module: Module) -> tuple[str, Grad] | None:
-    """A Grad with no Grad inside it and none in the globals it reaches (those go first)."""
-    grads = {name: [node for node in post_order(fn) if isinstance(node, Grad)] for name, fn in module.functions.items()}
+def _next_grad(module: Module) -> tuple[str, Grad | Jvp] | None:
+    """A Grad or Jvp with neither inside it nor in the globals it reaches (those go first)."""
+    transforms = (Grad, Jvp)
+    grads = {name: [node for node in post_order(fn) if isinstance(node, transforms)] for name, fn in module.functions.items()}
     with_grads = {name for name, found in grads.items() if found}
     blocked = False
     for name, found in grads.items():
         for node in found:
-            inner = any(isinstance(n, Grad) for n in post_order(node.func))
+            inner = any(isinstance(n, transforms) for n in post_order(node.func))
             if inner:
                 continue
             if globals_reached(module, node.func) & with_grads:
@@ -555,7 +656,7 @@ def _next_grad(module: Module) -> tuple[str, Grad] | None:
             return name, node
     if blocked:
         raise RelayTypeError("Grad: a differentiated function reaches a global that itself differentiates it "
-                             "(a cycle of Grad through globals), which has no finite expansion")
+                             "(a cycle of Grad or Jvp through globals), which has no finite expansion")
     return None
 
 
@@ -664,28 +765,31 @@ def _over_types(fn: Function) -> bool:
 
 
 def _expanded(module: Module, lower: bool = False) -> tuple[Module, dict[str, tuple[Function, str]]]:
-    """The expanded module, and the dual globals made: source name -> (source, dual name).
-    A module with a Grad (or with ``lower``) gets its lowered operators expanded first, once."""
+    """The expanded module, and the dual globals made: source name and mode suffix -> (source, dual
+    name). A module with a Grad or Jvp (or with ``lower``) gets its lowered operators expanded first, once."""
     module = infer(module)
     if lower or _next_grad(module) is not None:
         module = with_instances(lowered(module))
     made: dict[str, tuple[Function, str]] = {}
     while (found := _next_grad(module)) is not None:
         owner, node = found
-        ctx = Context(module, made)
-        replacement = ctx.expansion(node.func, node.span)
+        ctx = Context(module, made, FORWARD if isinstance(node, Jvp) else REVERSE)
+        replacement = (ctx.forward_expansion if ctx.mode.forward else ctx.expansion)(node.func, node.span)
         functions = {**module.functions, owner: replace(module[owner], node, replacement)}
         functions.update(ctx.build_pending())
         module = infer(with_dual_types(module.with_functions(functions)))  # unchanged globals keep their objects
     return module, made
 
 
-def with_transform(module: Module, name: str, new_name: str, cotangent: bool) -> Module:
-    """``module`` with ``@new_name`` = the expanded ``Grad(@name)`` (or its vjp)."""
+def with_transform(module: Module, name: str, new_name: str, cotangent: bool = False, mode: Mode = REVERSE) -> Module:
+    """``module`` with ``@new_name`` = the expanded ``Grad(@name)`` (or its vjp), or ``Jvp(@name)``."""
     if new_name in module:
         raise ValueError(f"the module already has a global @{new_name}")
     module, made = _expanded(module, lower=True)  # differentiated below: its lowered operators expanded
-    ctx = Context(module, made)
-    fn = ctx.expansion(GlobalVar(name), module[name].span, cotangent=cotangent)
+    ctx = Context(module, made, mode)
+    if mode.forward:
+        fn = ctx.forward_expansion(GlobalVar(name), module[name].span)
+    else:
+        fn = ctx.expansion(GlobalVar(name), module[name].span, cotangent=cotangent)
     fn = Function(fn.params, fn.body, fn.ret_type, module[name].type_params, span=fn.span)
     return infer(with_dual_types(module.with_functions({**module.functions, **ctx.build_pending(), new_name: fn})))

@@ -14,7 +14,7 @@ constants to it), written inside the decorated function.
 * W4: the batch is ``B``; the 50 steps are the Python ``for`` loop's bound (the time axis of
   ``xs`` is 50 to match), so the loop is unrolled as JAX's ``jit`` unrolls a Python loop.
 * W5: the vector length is ``M``; gradgrad differentiates a decorated function that calls
-  ``relay.grad``.
+  ``relay.grad``; hvp is ``relay.jvp`` of such a function (forward over reverse).
 * W6: ``fib`` recurses on an ``Int`` with two ``Float`` parameters; the loop is a Python
   ``for`` over ``range(steps)``.
 
@@ -114,8 +114,13 @@ def w5_f2(x: Vector) -> Float:
 
 
 @relay
+def w5_grad_f2(x: Vector) -> Vector:
+    return relay.grad(w5_f2)(x)[1][0]
+
+
+@relay
 def w5_hvp(x: Vector, v: Vector):
-    return relay.grad(lambda y: relay.sum(relay.grad(w5_f2)(y)[1][0] * v))(x)[1][0]
+    return relay.jvp(w5_grad_f2)(x, v)[1]
 
 
 @relay

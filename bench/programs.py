@@ -18,7 +18,7 @@ gradient of the data is computed.
 * W4: ``@w4_loss``, the tanh RNN as a local tail-recursive loop over the step index
   (``@take(%xs, %t, axis=0)`` reads xs[t]); ``@w4_vg``.
 * W5: ``@w5_gradgrad`` = Grad of a global that calls Grad (f(x) = sum(x^3));
-  ``@w5_hvp`` = reverse-over-reverse: the gradient of sum(grad(f2)(x) * v).
+  ``@w5_hvp`` = forward-over-reverse: Jvp of grad(f2) along v (f2(x) = sum(sin(x) * x)).
 * W6: ``@w6_fib(n, a, b)`` native recursion on an int32 ``n``; ``@w6_loop(x0, steps)`` a
   tail-recursive loop (``x * 0.999 + 0.001``, ``steps`` = 10000).
 * W7 runs ``W2_TEXT`` alone (``@w2_loss`` and ``@w2_vg``) in a fresh process.
@@ -128,8 +128,12 @@ def @w5_f2(%x: {T(N5)}) -> {SCALAR} {{
   @sum(@sin(%x) * %x)
 }}
 
+def @w5_grad_f2(%x: {T(N5)}) -> {T(N5)} {{
+  Grad(@w5_f2)(%x)[1][0]
+}}
+
 def @w5_hvp(%x: {T(N5)}, %v: {T(N5)}) -> {T(N5)} {{
-  Grad(fn (%y: {T(N5)}) -> {SCALAR} {{ @sum(Grad(@w5_f2)(%y)[1][0] * %v) }})(%x)[1][0]
+  Jvp(@w5_grad_f2)(%x, %v)[1]
 }}
 """
 

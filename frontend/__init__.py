@@ -10,8 +10,8 @@ from .annotations import (
 from .data import Data, data
 from .function import RelayFunction
 from .model import Model, ModelGrad, RelayModel
-from .namespace import GradFunction, relay, relay_model
+from .namespace import GradFunction, JvpFunction, relay, relay_model
 
 __all__ = ["Bool", "DType", "Data", "Dim", "Float", "Float16", "Float32", "Float64", "GradFunction", "Int", "Int8", "Int16",
-           "Int32", "Int64", "Model", "ModelGrad", "RelayFunction", "RelayModel", "Tensor", "UInt8", "relay",
+           "Int32", "Int64", "JvpFunction", "Model", "ModelGrad", "RelayFunction", "RelayModel", "Tensor", "UInt8", "relay",
            "data", "relay_model"]

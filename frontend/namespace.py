@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ad import grad
+from ad import grad, jvp
 from relayish.errors import FrontendError
 from relayish.ops.registry import lookup_op
 from relayish.tracebacks import user_facing
@@ -29,6 +29,9 @@ from .translate import ALIASES, LAYERS, Translator
 class GradFunction:
     """``relay.grad(f)``: called like ``f``, returns ``(value, (gradient per argument...))``."""
 
+    transform = staticmethod(grad)
+    suffix = "grad"
+
     def __init__(self, fn: RelayFunction):
         self.fn = fn
         self._module: Any = None
@@ -37,7 +40,7 @@ class GradFunction:
         if self._module is None:
             module, names = self.fn.module()
             name = names[id(self.fn)]
-            self._module = (grad(module, name), f"{name}_grad")
+            self._module = (self.transform(module, name), f"{name}_{self.suffix}")
         return self._module
 
     @property
@@ -49,6 +52,14 @@ class GradFunction:
     def __call__(self, *args: Any) -> Any:
         module, name = self.module()
         return run(module, name, self.fn, args)
+
+
+class JvpFunction(GradFunction):
+    """``relay.jvp(f)``: called with ``f``'s arguments and then a tangent for each (of the same
+    type), returns ``(value, tangent)``: ``f``'s value and its derivative along the tangents."""
+
+    transform = staticmethod(jvp)
+    suffix = "jvp"
 
 
 class RelayNamespace:
@@ -98,6 +109,15 @@ class RelayNamespace:
             raise TypeError(f"relay.grad takes a @relay function, not {fn!r}")
         return GradFunction(fn)
 
+    @staticmethod
+    def jvp(fn: Any) -> JvpFunction:
+        """``relay.jvp(f)``: forward mode, a function of ``f``'s arguments and a tangent for each
+        giving ``(value, tangent)`` (``relay.jvp(relay.grad(f))`` does not exist: write the
+        gradient inside an ``@relay`` function and take its ``relay.jvp``)."""
+        if not isinstance(fn, RelayFunction):
+            raise TypeError(f"relay.jvp takes a @relay function, not {fn!r}")
+        return JvpFunction(fn)
+
     create_model = staticmethod(create_model)
     update_model_params = staticmethod(update_model_params)
     export_model = staticmethod(export_model)
@@ -131,4 +151,4 @@ def relay_model(fn: Callable | None = None, *, backend: str | None = None) -> An
     return RelayModel(fn, relay, backend)
 
 
-__all__ = ["Decorated", "GradFunction", "RelayNamespace", "relay", "relay_model"]
+__all__ = ["Decorated", "GradFunction", "JvpFunction", "RelayNamespace", "relay", "relay_model"]

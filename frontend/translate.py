@@ -29,7 +29,7 @@ import numpy as np
 
 from relayish.errors import FrontendError, RelayError, Span
 from relayish.expr import (
-    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, Let, Match, Op, PatternWildcard, Proj,
+    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, Jvp, Let, Match, Op, PatternWildcard, Proj,
     Tuple, Var,
 )  # fmt: skip
 from relayish.ops.registry import lookup_op
@@ -871,8 +871,10 @@ class Translator(PatternTranslation):
         if node.keywords:
             raise self.error(node, "keyword arguments are only supported for relay operators and @relay functions")
         callee = self.expr(func, env)
-        target = callee.func if isinstance(callee, Grad) else callee
+        target = callee.func if isinstance(callee, (Grad, Jvp)) else callee
         hints = self.param_hints.get(id(target), ())
+        if isinstance(callee, Jvp):
+            hints = (*hints, *hints)  # the tangents have the arguments' types
         args = [self.typed(a, env, hints[i] if i < len(hints) else None) for i, a in enumerate(node.args)]
         return Call(callee, args, span=self.span(node))
 
@@ -985,6 +987,11 @@ class Translator(PatternTranslation):
                 raise self.error(node, "inside @relay, relay.grad(f) takes one function and returns a function giving "
                                        "(value, (gradient per argument...))")
             return Grad(self.expr(node.args[0], env), span=self.span(node))
+        if name == "jvp":
+            if len(node.args) != 1 or node.keywords:
+                raise self.error(node, "inside @relay, relay.jvp(f) takes one function and returns a function of f's "
+                                       "arguments and a tangent for each, giving (value, tangent)")
+            return Jvp(self.expr(node.args[0], env), span=self.span(node))
         if name in PRELUDE_FUNCTIONS:
             return self.prelude_call(name, node, env)
         if name in LAYERS and (LAYERS[name] in keywords or name == "linear"):

@@ -210,6 +210,15 @@ class Grad(Expr):
 
 
 @_node
+class Jvp(Expr):
+    """``Jvp(f)``: forward mode of ``f``; given the arguments and a tangent for each, it returns
+    the value and the directional derivative (docs/design.md)."""
+
+    func: Expr
+    span: Span | None = _span_field()
+
+
+@_node
 class RefNew(Expr):
     """``Ref(e)``: a new mutable cell holding ``e``."""
 
@@ -381,5 +390,5 @@ def written_type(node: Expr) -> Type | None:
 
 EXPR_CLASSES: tuple[type[Expr], ...] = (
     Var, GlobalVar, Constant, Tuple, Proj, Let, If, Op, Call, Function,
-    Ascribe, Zero, Grad, RefNew, RefRead, RefWrite, Construct, IsCtor, Unpack, Match,
+    Ascribe, Zero, Grad, Jvp, RefNew, RefRead, RefWrite, Construct, IsCtor, Unpack, Match,
 )  # fmt: skip

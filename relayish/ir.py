@@ -3,7 +3,7 @@
 from .dims import Dim, FloorDiv, as_dim
 from .errors import Span
 from .expr import (
-    Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefNew,
+    Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Jvp, Let, Op, Proj, RefNew,
     RefRead, RefWrite, Tuple, Var, Zero,
 )  # fmt: skip
 from .module import Module
@@ -15,7 +15,7 @@ from .types import (
 __all__ = [
     "Ascribe", "BaseType", "BoolType", "Call", "Constant", "Dim", "Expr", "FloatType",
     "FloorDiv", "ForallType", "FuncType", "Function", "GlobalVar", "Grad", "If", "IntType",
-    "Kind", "Let", "Module", "Op", "Proj", "RefNew", "RefRead", "RefType", "RefWrite", "Shape",
+    "Jvp", "Kind", "Let", "Module", "Op", "Proj", "RefNew", "RefRead", "RefType", "RefWrite", "Shape",
     "Span", "TensorType", "Tuple", "TupleType", "Type", "TypeVar", "UIntType", "UNIT", "Var",
     "Zero", "as_dim", "scalar_type",
 ]  # fmt: skip

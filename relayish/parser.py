@@ -23,7 +23,7 @@ import numpy as np
 from .dims import MAX_DIGITS, Dim
 from .errors import ParseError, RelayError
 from .expr import (
-    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Let, Match,
+    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Jvp, Let, Match,
     Op, Pattern, PatternCtor, PatternTuple, PatternVar, PatternWildcard, Proj, RefNew, RefRead,
     RefWrite, Tuple, Unpack, Var, Zero, pattern_vars,
 )  # fmt: skip
@@ -54,7 +54,7 @@ _NUMBER_BODY = re.compile(r"nan|inf|\d+\.\d*(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+|\d
 _KINDS = {kind.value: kind for kind in Kind}
 _BASE_TYPES = {"IntType": IntType, "UIntType": UIntType, "FloatType": FloatType}
 _TYPE_WORDS = {"Tensor", "Shape", "IntType", "UIntType", "FloatType", "BoolType", "RefType", "forall"}
-_EXPR_WORDS = {"let", "if", "fn", "Zero", "Grad", "Ref", "tensor", "true", "false", "sq", "match", "Is", "Unpack"}
+_EXPR_WORDS = {"let", "if", "fn", "Zero", "Grad", "Jvp", "Ref", "tensor", "true", "false", "sq", "match", "Is", "Unpack"}
 _RESERVED = _TYPE_WORDS | _EXPR_WORDS | {"in", "then", "else", "def", "operator", "type", "none"} | set(_KINDS)
 _WORD_KINDS = frozenset(("punct", "ident"))  # the kinds of keywords and punctuation
 _DIM_OPS = {"+": (1, operator.add), "-": (1, operator.sub), "*": (2, operator.mul), "//": (2, operator.floordiv)}
@@ -796,7 +796,7 @@ class Parser:
                 if primitive:
                     self.advance()
                 return self.function(start, primitive)
-            if tok.text in ("Zero", "Grad", "Ref"):
+            if tok.text in ("Zero", "Grad", "Jvp", "Ref"):
                 return self.wrapped(tok)
             if tok.text == "tensor":
                 return self.tensor_literal()
@@ -918,12 +918,12 @@ class Parser:
         raise self.expected("a pattern (_, a variable such as %x, a constructor or a tuple)")
 
     def wrapped(self, tok: Token) -> Iterator[Any]:
-        """``Zero(T)``, ``Grad(e)`` and ``Ref(e)``."""
+        """``Zero(T)``, ``Grad(e)``, ``Jvp(e)`` and ``Ref(e)``."""
         self.advance()
         self.expect("(")
         inner = (yield self.type_()) if tok.text == "Zero" else (yield self.expr())
         self.expect(")")
-        node = {"Zero": Zero, "Grad": Grad, "Ref": RefNew}[tok.text]
+        node = {"Zero": Zero, "Grad": Grad, "Jvp": Jvp, "Ref": RefNew}[tok.text]
         return node(inner, span=tok.span)
 
     def paren_or_tuple(self) -> Iterator[Any]:

@@ -16,7 +16,7 @@ import numpy as np
 
 from .dims import Dim, dim_text
 from .expr import (
-    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Let, Match,
+    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Jvp, Let, Match,
     Op, Pattern, PatternCtor, PatternTuple, PatternVar, PatternWildcard, Proj, RefNew, RefRead,
     RefWrite, Tuple, Unpack, Var, Zero, written_type,
 )  # fmt: skip
@@ -231,9 +231,9 @@ class Printer:
             self.emit("Zero(")
             yield self.type_(e.type)
             self.emit(")")
-        elif isinstance(e, (Grad, RefNew)):
-            self.emit("Grad(" if isinstance(e, Grad) else "Ref(")
-            yield self.expr(e.func if isinstance(e, Grad) else e.value, LEVEL_BLOCK, indent)
+        elif isinstance(e, (Grad, Jvp, RefNew)):
+            self.emit("Ref(" if isinstance(e, RefNew) else f"{type(e).__name__}(")
+            yield self.expr(e.value if isinstance(e, RefNew) else e.func, LEVEL_BLOCK, indent)
             self.emit(")")
         elif isinstance(e, RefRead):
             self.emit("!")

@@ -19,7 +19,7 @@ from typing import Any, Iterator
 from relayish.dims import Dim, as_dim, dim_text
 from relayish.errors import KindError, NonExhaustiveMatch, RelayError, RelayTypeError
 from relayish.expr import (
-    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Let, Match, Op,
+    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Jvp, Let, Match, Op,
     Pattern, PatternCtor, PatternTuple, PatternVar, Proj, RefNew, RefRead, RefWrite, Tuple, Unpack, Var, Zero,
 )  # fmt: skip
 from relayish.graphs import strongly_connected
@@ -235,8 +235,8 @@ class FunctionChecker:
             self.check_annotation(e.type, e, "type of Zero")
             self.check_zeroable(e)
             return e.type
-        if isinstance(e, Grad):
-            return (yield self.grad(e))
+        if isinstance(e, (Grad, Jvp)):
+            return (yield self.transformed(e))
         if isinstance(e, RefNew):
             return RefType((yield self.infer(e.value)))
         if isinstance(e, RefRead):
@@ -447,12 +447,17 @@ class FunctionChecker:
         ty = FuncType(params, ret)
         return ForallType(fn.type_params, ty) if fn.type_params else ty
 
-    def grad(self, e: Grad) -> Iterator[Any]:
+    def transformed(self, e: Grad | Jvp) -> Iterator[Any]:
+        """``Grad(f)``: ``(params) -> (ret, (params))``; ``Jvp(f)``: ``(params, tangents) -> (ret, ret)``,
+        a tangent of each parameter's type."""
+        node = type(e).__name__
         ty = self.solver.resolve((yield self.infer(e.func)))
         if isinstance(ty, ForallType):
-            raise self.fail(e, f"Grad needs a function of one concrete type, not the polymorphic {ty}: call it through a monomorphic wrapper")
+            raise self.fail(e, f"{node} needs a function of one concrete type, not the polymorphic {ty}: call it through a monomorphic wrapper")
         if not isinstance(ty, FuncType):
-            raise self.fail(e, f"Grad: expected a function, found {ty}")
+            raise self.fail(e, f"{node}: expected a function, found {ty}")
+        if isinstance(e, Jvp):
+            return FuncType([*ty.params, *ty.params], TupleType([ty.ret, ty.ret]))
         self.grads.append((e, ty.ret))  # checked once known (a lambda's result may not be yet)
         return FuncType(ty.params, TupleType([ty.ret, TupleType(ty.params)]))
 

@@ -3,7 +3,8 @@
 - ``relayish.testing.strategies``: hypothesis strategies for well-typed programs
   (``modules``, ``programs``, ``Features``) and ``inputs`` for a function's parameters;
 - ``check_equivalent``: two modules or backends on the same inputs, compared structurally;
-- ``check_grad``: a gradient against central finite differences in float64;
+- ``check_grad``: a gradient against central finite differences in float64; ``check_jvp``
+  forward mode (``Jvp``) against them;
 - ``assert_pass_preserves``: an IR-to-IR pass keeps programs well typed and their results;
 - ``relayish difftest``: generated programs through several backends, from the shell.
 
@@ -18,6 +19,7 @@ from typing import Any
 _EXPORTS = {
     "check_equivalent": "checks",
     "check_grad": "checks",
+    "check_jvp": "checks",
     "check_pass": "checks",
     "assert_pass_preserves": "checks",
     "EquivalenceError": "checks",

@@ -16,7 +16,8 @@ of a floating input with at most ``max_elements`` elements (``v`` a unit vector)
 larger one, against ``<grad, v>``. Two numbers agree when
 ``|fd - grad| <= atol + rtol * max(|fd|, |grad|)``. Defaults: ``eps=1e-6``, ``rtol=1e-5``,
 ``atol=1e-7``, ``max_elements=64``, ``projections=8``: in float64 the difference's own error
-is about ``eps**2 * |f'''|`` plus ``1e-16 * |f| / eps``, far below ``rtol``.
+is about ``eps**2 * |f'''|`` plus ``1e-16 * |f| / eps``, far below ``rtol``. ``check_jvp``
+compares forward mode the same way, along the tangents, for every element of the result.
 """
 
 from __future__ import annotations
@@ -440,3 +441,53 @@ def check_grad(
             differ.leaf(where, path, x, np.asarray(g))
         else:
             _check_zeros(where, np.asarray(g))
+
+
+def check_jvp(
+    module: Module,
+    inputs: Sequence[Any],
+    tangents: Sequence[Any] | None = None,
+    *,
+    name: str = "main",
+    eps: float = 1e-6,
+    rtol: float = 1e-5,
+    atol: float = 1e-7,
+    seed: int = 0,
+) -> None:
+    """Compare forward mode, ``Jvp(@name)`` run by the evaluator, with the central difference
+    ``(f(x + eps t) - f(x - eps t)) / (2 eps)`` along the tangents ``t`` in float64 (module and
+    inputs promoted as ``check_grad`` does): its value with ``@name``'s, its tangent with the
+    difference, element by element (results: tensors and tuples of them). ``tangents``: one per
+    input, shaped like it; by default standard normal ones from ``seed`` (zeros for integers and
+    booleans, which have no tangent). Raises GradientError naming the result element and both numbers."""
+    from ad import jvp
+
+    module = to_float64(module)
+    args = map_leaves(tuple(inputs), lambda path, leaf: promote_array(np.asarray(leaf)))
+    if tangents is None:
+        rng = np.random.default_rng(seed)
+        tangents = map_leaves(args, lambda path, x: rng.standard_normal(x.shape) if x.dtype.kind == "f" else np.zeros_like(x))
+    else:
+        tangents = map_leaves(tuple(tangents), lambda path, leaf: promote_array(np.asarray(leaf)))
+
+    def shifted(step: float) -> tuple:
+        pairs = dict(leaves(tangents))
+        return map_leaves(args, lambda path, x: x + step * pairs[path] if x.dtype.kind == "f" else x)
+
+    value, tangent = evaluate(jvp(module, name), f"{name}_jvp", *copy.deepcopy(args), *copy.deepcopy(tangents))
+    expected = evaluate(module, name, *copy.deepcopy(args))
+    mismatch = difference(value, expected, rtol=rtol, atol=atol)
+    if mismatch is not None:
+        raise GradientError(f"Jvp's value (actual) differs from the function's (expected): {mismatch}")
+    high, low = evaluate(module, name, *shifted(eps)), evaluate(module, name, *shifted(-eps))
+    for (path, t), (_, hi), (_, lo) in zip(leaves(tangent), leaves(high), leaves(low), strict=True):
+        t = np.asarray(t)
+        if t.dtype.kind != "f":
+            _check_zeros(f"result {_path_text(tangent, path)}", t)
+            continue
+        fd = (np.asarray(hi, np.float64) - np.asarray(lo, np.float64)) / (2 * eps)
+        for index in np.ndindex(t.shape):
+            if not _agree(float(fd[index]), float(t[index]), rtol, atol):
+                raise GradientError(f"tangent of result{_path_text(tangent, path)} at element {list(index)}: finite "
+                                    f"difference {float(fd[index])!r}, Jvp {float(t[index])!r} "
+                                    f"(eps={eps:g}, rtol={rtol:g}, atol={atol:g})")

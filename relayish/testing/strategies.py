@@ -44,7 +44,7 @@ from hypothesis import strategies as st
 
 from ..dims import Dim, as_dim
 from ..expr import (
-    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Let, Match, Op,
+    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Jvp, Let, Match, Op,
     Pattern, PatternCtor, PatternTuple, PatternVar, PatternWildcard, Proj, RefNew, RefRead, RefWrite,
     Tuple, Unpack, Var, Zero,
 )  # fmt: skip
@@ -82,7 +82,7 @@ class Features:
     """What generated programs may contain, and how big they get.
 
     ``ops`` names the operators that may appear (None: every registered operator).
-    ``grad`` adds ``Grad`` nodes (off by default: their expansions make programs several times
+    ``grad`` adds ``Grad`` and ``Jvp`` nodes (off by default: their expansions make programs several times
     larger and slower to run; ``relayish difftest`` turns it on). ``unknown_dims`` ascribes some
     operator arguments a type with ``?`` dimensions (``(Tensor(.., Shape(?, 3))) %x``) and the call
     its known type again, so relations, run-time checks, the optimizer and gradients meet ``?``;
@@ -434,6 +434,7 @@ class _Generator(Chooser):
             (1 * c, lambda: Ascribe(self.expr(ty, scope, d), ty)),
             (2 * c if f.grad and floating_scalar else 0, lambda: Proj(self.grad_call(ty, None, scope, d), 0)),
             (1 * c if f.grad and is_first_order(ty) else 0, lambda: self.gradient(ty, scope, d)),
+            (1 * c if f.grad and is_first_order(ty) else 0, lambda: self.forward(ty, scope, d)),
             (4 * c if isinstance(ty, DataType) else 0, lambda: self.construct(ty, scope, d)),
             (1 * c if self.type_defs else 0, lambda: self.data_match(ty, scope, d)),
             (1 * c if self.type_defs and f.ifs and f.tuples else 0, lambda: self.tested_unpack(ty, scope, d)),
@@ -950,6 +951,15 @@ class _Generator(Chooser):
         """A gradient of type ``ty``: ``Grad(f)(x, ...)[1][0]`` with ``x : ty``."""
         ret = TensorType(self.dtype("f") or FloatType(32), Shape())
         return Proj(Proj(self.grad_call(ret, ty, scope, depth), 1), 0)
+
+    def forward(self, ty: Type, scope: _Scope, depth: int) -> Expr:
+        """``Jvp(f)(x..., t...)[k]`` of the first-order type ``ty``: ``f`` returns ``ty``, ``k`` picks the
+        value or the tangent."""
+        params = [self.first_order_type() for _ in range(self.integer(1, 2))]
+        visible = _Scope(tuple((v, t) for v, t in scope.vars if is_first_order(t)), scope.dims)
+        fn = self.expr(FuncType(params, ty), visible, depth)
+        args = [self.expr(t, scope, depth) for t in params + params]
+        return Proj(Call(Jvp(fn), args), self.integer(0, 1))
 
     # modules -----------------------------------------------------------------------------------
     def signature(self, name: str, dims: int, params: Callable[[], list[Type]], ret: Callable[[], Type] | None,

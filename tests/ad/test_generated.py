@@ -1,6 +1,6 @@
 """AD on generated programs.
 
-1. ``modules(grad=True)``: well-typed modules with ``Grad`` nodes anywhere (every dtype and
+1. ``modules(grad=True)``: well-typed modules with ``Grad`` and ``Jvp`` nodes anywhere (every dtype and
    feature). Each type-checks, its expansion (``ad.expand``) type-checks, binds each variable
    once (``bound_twice``: a dual copied into two places once made a backpropagator call itself) and round-trips
    through the printer and parser, and ``@main`` evaluates on ``example_inputs(seed=0)`` without
@@ -9,7 +9,8 @@
 2. The same generator restricted to float64 and smooth operators (data types included): the
    loss ``sum_k (k + 1) * sum(leaf_k(@main(args)))`` over the tensors of @main's result, those
    inside data values too, has ``Grad`` agreeing with ``check_grad``'s central differences, for
-   every tensor of the arguments (inside data values too).
+   every tensor of the arguments (inside data values too); and, where the arguments are tensors
+   and tuples, ``Jvp`` of the loss agreeing with ``check_jvp``'s.
 3. A generator of our own (below) for smooth scalar float64 programs over a scalar, a
    vector and a matrix, with closures called twice, ``let``, input-dependent ``if``,
    ``exp`` of bounded values, ``sum``/``mean``/``matmul``, and ``Grad`` inside: ``Grad``
@@ -38,10 +39,10 @@ import ad
 import relayish
 from relayish import ir
 from relayish.expr import Match, PatternCtor, PatternVar
-from relayish.testing import check_grad, example_inputs
+from relayish.testing import check_grad, check_jvp, example_inputs
 from relayish.testing.strategies import modules
 from relayish.traverse import ExprMutator, bound_twice, post_order
-from relayish.types import DataType
+from relayish.types import DataType, is_first_order
 from typecheck.solver import map_type, substitute
 
 HEAVY = os.environ.get("RELAYISH_HYPOTHESIS") == "heavy"
@@ -60,7 +61,7 @@ HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_t
 def test_generated_modules_with_grad_type_check_and_evaluate(module):
     relayish.infer_types(module)
     expanded = ad.expand(module)  # the transform's output: an ordinary program, Grad-free
-    assert not any(isinstance(node, ir.Grad) for fn in expanded.functions.values() for node in post_order(fn))
+    assert not any(isinstance(node, (ir.Grad, ir.Jvp)) for fn in expanded.functions.values() for node in post_order(fn))
     assert not [v.name_hint for fn in expanded.functions.values() for v in bound_twice(fn)]
     text = relayish.astext(expanded)
     back = relayish.infer_types(relayish.parse(text))
@@ -167,6 +168,18 @@ def test_generated_smooth_modules_grad_matches_finite_differences(module):
     args = example_inputs(module["main"], seed=0, type_defs=module.type_defs)
     assume(usable_value(relayish.evaluate(module, "loss", *args)))
     check_grad(module, args, name="loss", **GRAD_CHECK)
+
+
+@settings(deadline=None, suppress_health_check=HEALTH)
+@given(SMOOTH_MODULES)
+def test_generated_smooth_modules_jvp_matches_finite_differences(module):
+    """Forward mode of the same loss (its parameters tensors and tuples) along random tangents."""
+    module = with_loss(with_finite_constants(module))
+    assume(all(is_first_order(p.type_annotation) for p in module["loss"].params))
+    relayish.infer_types(module)
+    args = example_inputs(module["main"], seed=0, type_defs=module.type_defs)
+    assume(usable_value(relayish.evaluate(module, "loss", *args)))
+    check_jvp(module, args, name="loss")
 
 
 # -- 3. our own generator of smooth programs -----------------------------------------------------

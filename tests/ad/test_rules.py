@@ -1,4 +1,5 @@
-"""Every operator's gradient rule (its record's ``gradient``) against central finite differences in float64.
+"""Every operator's gradient rule (its record's ``gradient``), and the forward rule derived from it,
+against central finite differences in float64.
 
 Each example draws a well-typed call of one operator (the generator's backward rules pick
 argument types and attributes for a drawn result type), wraps it as
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 import relayish
 from relayish.ops import all_ops, get_op
 from relayish.ops.generation import Hint, Indices, Plan, Sizes
-from relayish.testing import check_grad
+from relayish.testing import check_grad, check_jvp
 from tests.ops.drawn import draw_call
 from relayish.types import FloatType, IntType
 
@@ -46,26 +47,39 @@ def _arguments(plan: Plan, sizes: dict, rng: np.random.Generator, positive: bool
     return args
 
 
-@pytest.mark.parametrize("name", WITH_GRADIENT)
-@settings(max_examples=15)
-@given(data=st.binary(min_size=64, max_size=64), symbolic=st.booleans(), seed=st.integers(0, 2**32 - 1))
-def test_gradient_of_every_operator_matches_finite_differences(name, data, symbolic, seed):
+def _weighted_call(name: str, data: bytes, symbolic: bool, seed: int) -> tuple[relayish.Module, list] | None:
+    """A drawn call of ``name`` as ``sum(op(args...) * w)`` and arguments for it (``w`` last), or
+    None where the draw has no float result or the point has no derivative."""
     hint = get_op(name).hint
     drawn = draw_call(name, data, symbolic, (F64,), hint if hint.kinds != "b" else Hint(None, hint.min_rank,
                                                                                          hint.max_rank, hint.static))
     if drawn is None or not isinstance(drawn.target.dtype, FloatType):
-        return
+        return None
     plan = drawn.plan
     rng = np.random.default_rng(seed)
     sizes = drawn.sizes(rng)
     args = _arguments(plan, sizes, rng, name in POSITIVE)
     if not np.all(np.isfinite(get_op(name)(*args, **plan.attrs))):
-        return  # e.g. a max-pool window wholly in the padding gives -inf: no derivative there
+        return None  # e.g. a max-pool window wholly in the padding gives -inf: no derivative there
     if name == "floor_mod":
         quotient = args[0] / args[1]
         if np.any(np.abs(quotient - np.round(quotient)) < 1e-4):
-            return  # a / b next to an integer: floor_mod jumps there, and a finite difference across it means nothing
-    check_grad(drawn.weighted_loss(), [*args, rng.uniform(-1, 1, size=drawn.out_shape(sizes))], rtol=1e-5, atol=1e-7)
+            return None  # a / b next to an integer: floor_mod jumps there, and a finite difference across it means nothing
+    return drawn.weighted_loss(), [*args, rng.uniform(-1, 1, size=drawn.out_shape(sizes))]
+
+
+@pytest.mark.parametrize("name", WITH_GRADIENT)
+@pytest.mark.parametrize("mode", ["gradient", "forward"])
+@settings(max_examples=12)
+@given(data=st.binary(min_size=64, max_size=64), symbolic=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_rules_of_every_operator_match_finite_differences(mode, name, data, symbolic, seed):
+    """``gradient``: the rule itself, through Grad; ``forward``: the forward rule derived from it
+    (``ad.tangents``), through Jvp along random tangents."""
+    case = _weighted_call(name, data, symbolic, seed)
+    if case is not None and mode == "gradient":
+        check_grad(*case, rtol=1e-5, atol=1e-7)
+    elif case is not None:
+        check_jvp(*case, seed=seed, rtol=1e-5, atol=1e-7)
 
 
 def test_a_second_derivative_through_max_pool():

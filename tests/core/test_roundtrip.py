@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from relayish import alpha_equal, astext, free_vars, parse
 from relayish.dims import FloorDiv
 from relayish.expr import (
-    EXPR_CLASSES, Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Let, Op, Proj, RefRead,
+    EXPR_CLASSES, Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Jvp, Let, Op, Proj, RefRead,
     RefWrite, Tuple, Var, Zero,
 )  # fmt: skip
 from relayish.module import Module
@@ -364,6 +364,7 @@ FAITHFUL = [
     (op("add", A), "@add(%a)"),
     (Op("neg"), "@neg"),
     (Call(Grad(A), [B]), "Grad(%a)(%b)"),
+    (Call(Jvp(A), [B, A]), "Jvp(%a)(%b, %a)"),
     (Constant(np.int8(-5)), "-5i8"),
     (Constant(np.uint64(2**64 - 1)), "18446744073709551615u64"),
     (Constant(np.float16(0.1)), "0.1f16"),
