@@ -18,9 +18,10 @@ from __future__ import annotations
 from typing import Sequence
 
 from relayish.errors import RelayTypeError, Span
-from relayish.expr import Call, Constant, Expr, Let, Op, Var
+from relayish.expr import Call, Constant, Expr, Let, Op, Tuple, Var
 from relayish.ops.registry import is_user_op, lookup_op
 from relayish.ops.sites import Site
+from relayish.traverse import free_vars
 from relayish.types import Shape, TensorType, Type
 
 
@@ -71,7 +72,8 @@ def tangent(site: Site, tangents: Sequence[Expr | None], span: Span | None = Non
     result: Expr = adjoint[id(g)]
     # What still reads g reads its shape alone (``sum_to``'s gradient broadcasts like its argument):
     # a linear rule uses g's values only through the walk above. The result has g's type.
-    bindings.insert(0, (g, site.out))
+    if any(v is g for v in free_vars(Tuple([result, *(value for _, value in bindings)]))):
+        bindings.insert(0, (g, site.out))
     for var, value in reversed(bindings):
         result = Let(var, value, result)
     return result

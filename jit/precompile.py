@@ -10,7 +10,8 @@ source, so the machine code, and every result, are the same whichever process co
 kernel.
 
 Signatures are predicted: arrays of the lowered dtypes and ranks, F-ordered where the argument
-is a transposed view of a matrix (lowering binds those), C-ordered otherwise (fresh results and
+is a transposed view of a matrix (lowering binds those) and the kernel's module is compiled per
+layout (``PER_LAYOUT``: BLAS products, views), C-ordered otherwise (fresh results and
 the user's arrays); a kernel called with another layout compiles in the calling process as
 before. The second process starts only
 where at least ``MIN_KERNELS`` kernels have no cached machine code yet and this process may
@@ -95,7 +96,8 @@ def pending(calls: Sequence[tuple[Any, Sequence[Any], str]]) -> list[tuple[Any, 
         if fn is None or key in seen or compiled_before(fn):
             continue
         seen.add(key)
-        todo.append((fn, [[t.dtype, t.rank, "C" if t.rank < 2 else layout] for t, layout in zip(arg_types, layouts)]))
+        per_layout = fn.py_func.__globals__.get("PER_LAYOUT")  # others run F-ordered arrays as C copies (registry)
+        todo.append((fn, [[t.dtype, t.rank, layout if t.rank >= 2 and per_layout else "C"] for t, layout in zip(arg_types, layouts)]))
     return todo
 
 

@@ -193,8 +193,10 @@ _HELPER = "gemm"  # the helper modules gemm_import names (h_gemm_<dtype>_<hash>)
 
 
 def gemm_import(dtype: str, names: Sequence[str] = ("_gemm",)) -> str:
-    """The kernel-module line importing ``names`` (``_gemm``, ``_mm``) from ``gemm_source(dtype)``'s module."""
-    return shared(gemm_source(dtype), f"{_HELPER}_{dtype}", names)
+    """The kernel-module lines importing ``names`` (``_gemm``, ``_mm``) from ``gemm_source(dtype)``'s
+    module; the module is compiled per layout (``registry._contiguous_first``): BLAS reads F-ordered
+    operands in place."""
+    return shared(gemm_source(dtype), f"{_HELPER}_{dtype}", names) + "PER_LAYOUT = True\n"
 
 
 def calls_blas(kernel: Any) -> bool:

@@ -76,6 +76,12 @@ def _kernel(params: str, body: str, helpers: str = "") -> str:
     return f"{HEADER}{helpers}{JIT}\ndef kernel({params}):\n{body}"
 
 
+def _view_kernel(params: str, body: str) -> str:
+    """A kernel returning a view of its argument: Numba compiles it per layout of the argument
+    (``PER_LAYOUT``, registry.import_file), so a strided input gives a view too, not a copy's."""
+    return _kernel(params, body, "PER_LAYOUT = True\n")
+
+
 @generator("reshape")
 @static_errors("reshape")
 def reshape(attrs: dict, args: Sequence[ArgType]) -> str:
@@ -129,10 +135,10 @@ def transpose(attrs: dict, args: Sequence[ArgType]) -> str:
     check_dtypes("transpose", [x.dtype])
     axes = permutation(attrs["axes"], x.rank)
     if x.rank < 2:
-        return _kernel("x", "    return x\n")
+        return _view_kernel("x", "    return x\n")
     shape = shape_tuple([f"x.shape[{a}]" for a in axes])
     strides = shape_tuple([f"x.strides[{a}]" for a in axes])
-    return _kernel("x", f"    return np.lib.stride_tricks.as_strided(x, shape={shape}, strides={strides})\n")
+    return _view_kernel("x", f"    return np.lib.stride_tricks.as_strided(x, shape={shape}, strides={strides})\n")
 
 
 @generator("expand_dims")
@@ -145,9 +151,9 @@ def expand_dims(attrs: dict, args: Sequence[ArgType]) -> str:
         raise ValueError(f"num_newaxis must be >= 0, not {attrs['num_newaxis']}")
     position = normalize_axis_index(attrs["axis"], x.rank + 1)
     if attrs["num_newaxis"] == 0:
-        return _kernel("x", "    return x\n")
+        return _view_kernel("x", "    return x\n")
     index = [":"] * position + ["None"] * attrs["num_newaxis"] + [":"] * (x.rank - position)
-    return _kernel("x", f"    return x[{', '.join(index)}]\n")
+    return _view_kernel("x", f"    return x[{', '.join(index)}]\n")
 
 
 @generator("squeeze")
@@ -162,13 +168,13 @@ def squeeze(attrs: dict, args: Sequence[ArgType]) -> str:
             "sizes; the type checker knows which dimensions are 1, so lowering should name them)")
     axes = normalize_axis_tuple(attrs["axis"], x.rank)
     if not axes:
-        return _kernel("x", "    return x\n")
+        return _view_kernel("x", "    return x\n")
     checks = " or ".join(f"x.shape[{i}] != 1" for i in axes)
     if len(axes) == x.rank:
         result = "np.ascontiguousarray(x).reshape(())"
     else:
         result = f"x[{', '.join('0' if i in axes else ':' for i in range(x.rank))}]"
-    return _kernel("x", f"""\
+    return _view_kernel("x", f"""\
     if {checks}:
         raise ValueError("squeeze: cannot select an axis to squeeze out which has size not equal to one")
     return {result}
@@ -204,7 +210,7 @@ def broadcast_to(attrs: dict, args: Sequence[ArgType]) -> str:
         raise ValueError("input operand has more dimensions than allowed by the axis remapping")
     if any(d < 0 for d in shape):
         raise ValueError("all elements of broadcast shape must be non-negative")
-    return _kernel("x", _broadcast_body(x.rank, [str(d) for d in shape]))
+    return _view_kernel("x", _broadcast_body(x.rank, [str(d) for d in shape]))
 
 
 @generator("broadcast_to_like")
@@ -215,7 +221,7 @@ def broadcast_to_like(attrs: dict, args: Sequence[ArgType]) -> str:
     check_dtypes("broadcast_to_like", [x.dtype, like.dtype])
     if like.rank < x.rank:
         raise ValueError("input operand has more dimensions than allowed by the axis remapping")
-    return _kernel("x, like", _broadcast_body(x.rank, _dims("like", like.rank)))
+    return _view_kernel("x, like", _broadcast_body(x.rank, _dims("like", like.rank)))
 
 
 @generator("sum_to")
@@ -463,8 +469,8 @@ def strided_slice(attrs: dict, args: Sequence[ArgType]) -> str:
 
     parts = [f"{bound(s.start)}:{bound(s.stop)}:{bound(s.step)}" for s in index]
     if all(p == "::" for p in parts):
-        return _kernel("x", "    return x\n")
-    return _kernel("x", f"    return x[{', '.join(parts)}]\n")
+        return _view_kernel("x", "    return x\n")
+    return _view_kernel("x", f"    return x[{', '.join(parts)}]\n")
 
 
 @generator("reverse")
@@ -474,7 +480,7 @@ def reverse(attrs: dict, args: Sequence[ArgType]) -> str:
     (x,) = args
     check_dtypes("reverse", [x.dtype])
     axis = normalize_axis_index(attrs["axis"], x.rank)
-    return _kernel("x", f"    return x[{', '.join(['::-1' if i == axis else ':' for i in range(x.rank)])}]\n")
+    return _view_kernel("x", f"    return x[{', '.join(['::-1' if i == axis else ':' for i in range(x.rank)])}]\n")
 
 
 @generator("pad")

@@ -63,7 +63,8 @@ def _weighted_call(name: str, data: bytes, symbolic: bool, seed: int) -> tuple[r
         return None  # e.g. a max-pool window wholly in the padding gives -inf: no derivative there
     if name == "floor_mod":
         quotient = args[0] / args[1]
-        if np.any(np.abs(quotient - np.round(quotient)) < 1e-4):
+        step = 1e-6 * (1 / np.abs(args[1]) + np.abs(args[0]) / args[1] ** 2)  # how far a finite-difference step moves a / b
+        if np.any(np.abs(quotient - np.round(quotient)) < 1e-4 + 2 * step):
             return None  # a / b next to an integer: floor_mod jumps there, and a finite difference across it means nothing
     return drawn.weighted_loss(), [*args, rng.uniform(-1, 1, size=drawn.out_shape(sizes))]
 
