@@ -74,3 +74,18 @@ def test_generated_programs_with_grad_on_cuda(program) -> None:
 
 def test_every_operator_has_a_cuda_kernel() -> None:
     assert kernel_operators("cuda") == kernel_operators("cpu")
+
+
+def test_forward_mode_and_a_hessian_vector_product_on_cuda() -> None:
+    """Jvp alone and over Grad (forward over reverse) compiled for CUDA, against the evaluator."""
+    v16 = "Tensor(FloatType(32), Shape(16))"
+    module = relayish.parse(f"""
+    def @f(%x: {v16}) -> Tensor(FloatType(32), Shape()) {{ @sum(@sin(%x) * %x) }}
+    def @g(%x: {v16}) -> {v16} {{ Grad(@f)(%x)[1][0] }}
+    def @hvp(%x: {v16}, %v: {v16}) -> {v16} {{ Jvp(@g)(%x, %v)[1] }}
+    def @fw(%x: {v16}, %v: {v16}) -> (Tensor(FloatType(32), Shape()), Tensor(FloatType(32), Shape())) {{ Jvp(@f)(%x, %v) }}
+    """)
+    rng = np.random.default_rng(0)
+    x, v = rng.standard_normal(16).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+    for name in ("hvp", "fw"):
+        check_equivalent(module, module, name, [x, v], backend_a=relayish.evaluate, backend_b=cuda_run, rtol=1e-5)
