@@ -21,7 +21,7 @@ from relayish.errors import RelayTypeError, Span
 from relayish.expr import Call, Constant, Expr, Let, Op, Tuple, Var
 from relayish.ops.registry import is_user_op, lookup_op
 from relayish.ops.sites import Site
-from relayish.traverse import free_vars
+from relayish.traverse import free_vars, post_order
 from relayish.types import Shape, TensorType, Type
 
 
@@ -86,21 +86,12 @@ def _accumulate(adjoint: dict[int, Expr], node: Expr, part: Expr) -> None:
 
 def _post_order(roots: list[Expr]) -> list[Expr]:
     """The operator calls, variables and constants under ``roots``, each once, arguments first."""
+    root = Tuple(roots)
     order: list[Expr] = []
-    seen: set[int] = set()
-    stack: list[tuple[Expr, bool]] = [(r, False) for r in reversed(roots)]
-    while stack:
-        node, done = stack.pop()
-        if done:
+    for node in post_order(root):
+        if isinstance(node, (Call, Var, Constant)):
             order.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        if isinstance(node, Call) and isinstance(node.callee, Op):
-            stack += [(a, False) for a in reversed(node.args)]
-        elif not isinstance(node, (Var, Constant)):
+        elif not isinstance(node, Op) and node is not root:
             raise AssertionError(f"a gradient rule built a {type(node).__name__}: only operator calls are transposed")
     return order
 

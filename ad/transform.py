@@ -324,13 +324,13 @@ class Context:
         fty = self.types[id(f)] if id(f) in self.types else declared_type(self.module[f.name])
         if isinstance(fty, ForallType):
             fty = fty.body
-        node = self.mode.node
+        node, forward = self.mode.node, self.mode.forward
         for i, t in enumerate(fty.params):
-            if not (_liftable(t) if node == "Grad" else is_first_order(t)):
-                what = "tensors, tuples and data types holding them" if node == "Grad" else "tensors and tuples of them"
+            if not (is_first_order(t) if forward else _liftable(t)):
+                what = "tensors and tuples of them" if forward else "tensors, tuples and data types holding them"
                 raise RelayTypeError(f"{node}: parameter {i + 1} of the differentiated function has type {t}; {node} "
                                      f"differentiates with respect to {what}, not functions or references", span)
-        if self.mode.forward and not is_first_order(fty.ret):
+        if forward and not is_first_order(fty.ret):
             raise RelayTypeError(f"Jvp: the differentiated function returns {fty.ret}; Jvp gives tangents of tensors "
                                  "and tuples of them", span)
         return fty

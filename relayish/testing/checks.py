@@ -470,9 +470,10 @@ def check_jvp(
     else:
         tangents = map_leaves(tuple(tangents), lambda path, leaf: promote_array(np.asarray(leaf)))
 
+    along = dict(leaves(tangents))
+
     def shifted(step: float) -> tuple:
-        pairs = dict(leaves(tangents))
-        return map_leaves(args, lambda path, x: x + step * pairs[path] if x.dtype.kind == "f" else x)
+        return map_leaves(args, lambda path, x: x + step * along[path] if x.dtype.kind == "f" else x)
 
     value, tangent = evaluate(jvp(module, name), f"{name}_jvp", *copy.deepcopy(args), *copy.deepcopy(tangents))
     expected = evaluate(module, name, *copy.deepcopy(args))
