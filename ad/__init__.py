@@ -9,6 +9,8 @@ through (value, tangent) pairs (docs/design.md).
   ``relayish.vjp``);
 - ``jvp(module, name)``: the module with ``@<name>_jvp(params..., tangents...)`` returning
   ``(value, tangent)``, the expanded ``Jvp(@name)`` (results: tensors, tuples of them);
+- ``vmap(module, name, in_axes)``: the module with ``@<name>_vmap``, the expanded
+  ``Vmap(@name, in_axes)``: ``@name`` mapped over a batch (``ad.batching``);
 - ``lowered(module)``: calls of operators defined by others (a record's ``lowering``) replaced
   by what they stand for, as AD differentiates them and the compiler compiles them.
 
@@ -23,9 +25,9 @@ from relayish.module import Module
 from relayish.types import FloatType, Shape, TensorType, Type, is_first_order
 from typecheck import infer
 
-from .transform import FORWARD, dual_type, expand, lowered, with_transform
+from .transform import FORWARD, dual_type, expand, lowered, with_transform, with_vmap
 
-__all__ = ["dual_type", "expand", "grad", "jvp", "lowered", "vjp"]
+__all__ = ["dual_type", "expand", "grad", "jvp", "lowered", "vjp", "vmap"]
 
 
 def grad(module: Module, name: str) -> Module:
@@ -53,6 +55,17 @@ def jvp(module: Module, name: str) -> Module:
     if name not in module:
         raise KeyError(f"module has no global @{name}")
     return with_transform(module, name, f"{name}_jvp", mode=FORWARD)
+
+
+def vmap(module: Module, name: str, in_axes: tuple[int | None, ...] | None = None) -> Module:
+    """``module`` with ``@<name>_vmap`` = the expansion of ``Vmap(@name, in_axes)``: ``@name`` on a
+    batch, parameter i taken apart along axis ``in_axes[i]`` (None: one value for all examples;
+    ``in_axes`` None: axis 0 of every parameter), the result with the batch in front."""
+    if name not in module:
+        raise KeyError(f"module has no global @{name}")
+    if in_axes is None:
+        in_axes = (0,) * len(module[name].params)
+    return with_vmap(module, name, f"{name}_vmap", tuple(in_axes))
 
 
 def _result_type(module: Module, name: str) -> Type:

@@ -43,14 +43,14 @@ from relayish.dims import Dim
 from relayish.errors import RelayTypeError, Span
 from relayish.expr import (
     Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Jvp, Let, Match, Op, PatternCtor,
-    PatternVar, Proj, RefNew, RefRead, RefWrite, Tuple, Unpack, Var, Zero, written_type,
+    PatternVar, Proj, RefNew, RefRead, RefWrite, Tuple, Unpack, Var, Vmap, Zero, lets, written_type,
 )  # fmt: skip
 from relayish.matches import has_match, lower_matches, lowered_function
 from relayish.module import CtorDef, Module, TypeDef
 from relayish.ops.expand import expand_lowered, has_lowered
 from relayish.ops.registry import is_user_op, lookup_op
 from relayish.ops.sites import Site
-from relayish.traverse import ExprMutator, free_vars, globals_reached, post_order, reads, replace, trampoline
+from relayish.traverse import ExprMutator, globals_reached, post_order, reads, replace, trampoline
 from relayish.types import (
     UNIT, DataType, FloatType, ForallType, FuncType, Kind, RefType, Shape, TensorType, TupleType, Type, TypeVar, data_types_in, is_first_order,
 )  # fmt: skip
@@ -59,6 +59,8 @@ from typecheck.inference import declared_type
 from typecheck.instances import instantiated
 from typecheck.solver import substitute as substitute_type
 
+from .batching import Context as BatchContext
+from .literals import free_in_order, let_literals
 from .tangents import tangent
 
 BACKPROP = RefType(FuncType([], UNIT))
@@ -217,12 +219,6 @@ def seed(d: Expr, ty: Type, cotangent: Expr | None) -> list[Expr]:
     return [RefWrite(Proj(d, 1), value)]
 
 
-def lets(bindings: list[tuple[Var, Expr]], body: Expr) -> Expr:
-    for var, value in reversed(bindings):
-        body = Let(var, value, body)
-    return body
-
-
 def _is_float(ty: Type) -> bool:
     return isinstance(ty, TensorType) and isinstance(ty.dtype, FloatType)
 
@@ -235,11 +231,7 @@ class Context:
         self.module = module
         self.mode = mode
         self.types = expr_types(module)
-        self.literals: dict[int, Function] = {}
-        for fn in module.functions.values():
-            for node in post_order(fn):
-                if isinstance(node, Let) and isinstance(node.value, Function):
-                    self.literals[id(node.var)] = node.value
+        self.literals = let_literals(module)
         self.made = made if made is not None else {}
         self.pending: list[tuple[str, str]] = []
         self.new_globals: dict[str, Function] = {}
@@ -399,21 +391,7 @@ class Dualizer:
         """Bindings that give ``f``'s free variables duals: constants for tensors, the dual
         of the literal a ``let`` binds for functions (with its own free variables first)."""
         bindings: list[tuple[Var, Expr]] = []
-        order: list[Var] = []
-        seen: set[int] = set()
-        stack: list[tuple[Var, bool]] = [(v, False) for v in reversed(free_vars(f))]
-        while stack:  # dependencies first: a literal's free variables before the literal
-            var, ready = stack.pop()
-            if id(var) in seen:
-                continue
-            literal = self.ctx.literals.get(id(var))
-            if ready or literal is None:
-                seen.add(id(var))
-                order.append(var)
-                continue
-            stack.append((var, True))
-            stack += [(v, False) for v in reversed(free_vars(literal)) if v is not var and id(v) not in seen]
-        for var in order:
+        for var in free_in_order(f, self.ctx.literals):
             ty = var.type_annotation
             new = self.bind(var, Var(var.name_hint, None))
             literal = self.ctx.literals.get(id(var))
@@ -639,9 +617,9 @@ def _liftable(ty: Type) -> bool:
         isinstance(ty, TupleType) and all(map(_liftable, ty.fields))
 
 
-def _next_grad(module: Module) -> tuple[str, Grad | Jvp] | None:
-    """A Grad or Jvp with neither inside it nor in the globals it reaches (those go first)."""
-    transforms = (Grad, Jvp)
+def _next_grad(module: Module) -> tuple[str, Grad | Jvp | Vmap] | None:
+    """A Grad, Jvp or Vmap with none inside it nor in the globals it reaches (those go first)."""
+    transforms = (Grad, Jvp, Vmap)
     grads = {name: [node for node in post_order(fn) if isinstance(node, transforms)] for name, fn in module.functions.items()}
     with_grads = {name for name, found in grads.items() if found}
     blocked = False
@@ -655,8 +633,8 @@ def _next_grad(module: Module) -> tuple[str, Grad | Jvp] | None:
                 continue
             return name, node
     if blocked:
-        raise RelayTypeError("Grad: a differentiated function reaches a global that itself differentiates it "
-                             "(a cycle of Grad or Jvp through globals), which has no finite expansion")
+        raise RelayTypeError("Grad: a transformed function reaches a global that itself transforms it "
+                             "(a cycle of Grad, Jvp or Vmap through globals), which has no finite expansion")
     return None
 
 
@@ -773,12 +751,29 @@ def _expanded(module: Module, lower: bool = False) -> tuple[Module, dict[str, tu
     made: dict[str, tuple[Function, str]] = {}
     while (found := _next_grad(module)) is not None:
         owner, node = found
-        ctx = Context(module, made, FORWARD if isinstance(node, Jvp) else REVERSE)
-        replacement = (ctx.forward_expansion if ctx.mode.forward else ctx.expansion)(node.func, node.span)
+        ctx: Context | BatchContext
+        if isinstance(node, Vmap):
+            ctx = BatchContext(module, made)
+            replacement = ctx.expansion(node)
+        else:
+            ctx = Context(module, made, FORWARD if isinstance(node, Jvp) else REVERSE)
+            replacement = (ctx.forward_expansion if ctx.mode.forward else ctx.expansion)(node.func, node.span)
         functions = {**module.functions, owner: replace(module[owner], node, replacement)}
         functions.update(ctx.build_pending())
         module = infer(with_dual_types(module.with_functions(functions)))  # unchanged globals keep their objects
+        if isinstance(node, Vmap):
+            module = lowered(module)  # batching rules may call lowered operators (logsumexp)
     return module, made
+
+
+def with_vmap(module: Module, name: str, new_name: str, in_axes: tuple[int | None, ...]) -> Module:
+    """``module`` with ``@new_name`` = the expanded ``Vmap(@name, in_axes)``."""
+    if new_name in module:
+        raise ValueError(f"the module already has a global @{new_name}")
+    module, made = _expanded(module, lower=True)
+    ctx = BatchContext(module, made)
+    ctx.expansion(Vmap(GlobalVar(name), in_axes, span=module[name].span), new_name)
+    return infer(module.with_functions({**module.functions, **ctx.build_pending()}))
 
 
 def with_transform(module: Module, name: str, new_name: str, cotangent: bool = False, mode: Mode = REVERSE) -> Module:

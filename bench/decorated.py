@@ -10,7 +10,8 @@ only, as the workloads define: ``relay.grad`` of a lambda over the data (the dat
 constants to it), written inside the decorated function.
 
 * W1: the vector length is ``M``.
-* W2, W3: the batch is ``B``; the layer widths are the workloads' constants.
+* W2, W3: the batch is ``B``; the layer widths are the workloads' constants. W2.pex: ``relay.vmap``
+  over the examples of ``relay.grad`` of the loss of one example.
 * W4: the batch is ``B``; the 50 steps are the Python ``for`` loop's bound (the time axis of
   ``xs`` is 50 to match), so the loop is unrolled as JAX's ``jit`` unrolls a Python loop.
 * W5: the vector length is ``M``; gradgrad differentiates a decorated function that calls
@@ -54,6 +55,25 @@ def w2_loss(X: Tensor[Float, (B, 784)], Y: Tensor[Float, (B, 10)], W1: Tensor[Fl
 def w2_vg(X: Tensor[Float, (B, 784)], Y: Tensor[Float, (B, 10)], W1: Tensor[Float, (784, 256)],
           b1: Tensor[Float, (256,)], W2: Tensor[Float, (256, 10)], b2: Tensor[Float, (10,)]):
     return relay.grad(lambda W1, b1, W2, b2: w2_loss(X, Y, W1, b1, W2, b2))(W1, b1, W2, b2)
+
+
+@relay
+def w2_example(x: Tensor[Float, (784,)], y: Tensor[Float, (10,)], W1: Tensor[Float, (784, 256)],
+               b1: Tensor[Float, (256,)], W2: Tensor[Float, (256, 10)], b2: Tensor[Float, (10,)]) -> Float:
+    H = relay.tanh(relay.expand_dims(x, axis=0) @ W1 + b1)
+    return relay.softmax_cross_entropy(H @ W2 + b2, relay.expand_dims(y, axis=0))
+
+
+@relay
+def w2_example_vg(x: Tensor[Float, (784,)], y: Tensor[Float, (10,)], W1: Tensor[Float, (784, 256)],
+                  b1: Tensor[Float, (256,)], W2: Tensor[Float, (256, 10)], b2: Tensor[Float, (10,)]):
+    return relay.grad(lambda W1, b1, W2, b2: w2_example(x, y, W1, b1, W2, b2))(W1, b1, W2, b2)
+
+
+@relay
+def w2_pex(X: Tensor[Float, (B, 784)], Y: Tensor[Float, (B, 10)], W1: Tensor[Float, (784, 256)],
+           b1: Tensor[Float, (256,)], W2: Tensor[Float, (256, 10)], b2: Tensor[Float, (10,)]):
+    return relay.vmap(w2_example_vg, in_axes=(0, 0, None, None, None, None))(X, Y, W1, b1, W2, b2)
 
 
 @relay
@@ -145,6 +165,7 @@ ENTRIES = {
     "W1.fwd": w1_loss,
     "W1.vg": w1_vg,
     "W2.vg": w2_vg,
+    "W2.pex": w2_pex,
     "W3.vg": w3_vg,
     "W4.vg": w4_vg,
     "W5.gradgrad": w5_gradgrad,

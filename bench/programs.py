@@ -11,7 +11,8 @@ gradient of the data is computed.
 
 * W1: ``@w1_loss`` = sum(tanh(x * w + b)^2); ``@w1_vg`` its value and gradients in w, b.
 * W2: ``@w2_loss``, the MLP's mean softmax cross-entropy (``X @ W1`` is ``@matmul``, W1 of
-  shape (784, 256) as drawn); ``@w2_vg``.
+  shape (784, 256) as drawn); ``@w2_vg``. ``@w2_pex``: per-example values and gradients, ``Vmap``
+  over the examples of ``Grad`` of ``@w2_example`` (the loss of one example).
 * W3: ``@w3_loss``, the LeNet-5-style CNN (``conv2d`` valid stride 1, biases of shape (20,)
   and (50,) reshaped to (C, 1, 1) inside so their gradients have the drawn shapes,
   ``max_pool2d`` 2x2, ``flatten`` row-major); ``@w3_vg``.
@@ -63,6 +64,24 @@ def @w2_vg(%X: {T(64, 784)}, %Y: {T(64, 10)},
   Grad(fn (%w1: {T(784, 256)}, %c1: {T(256)}, %w2: {T(256, 10)}, %c2: {T(10)}) -> {SCALAR} {{
     @w2_loss(%X, %Y, %w1, %c1, %w2, %c2)
   }})(%W1, %b1, %W2, %b2)
+}}
+"""
+
+W2_PEX_TEXT = f"""
+def @w2_example(%x: {T(784)}, %y: {T(10)},
+                %W1: {T(784, 256)}, %b1: {T(256)}, %W2: {T(256, 10)}, %b2: {T(10)}) -> {SCALAR} {{
+  let %H = @tanh(@matmul(@expand_dims(%x, axis=0), %W1) + %b1) in
+  let %Z = @matmul(%H, %W2) + %b2 in
+  @softmax_cross_entropy(%Z, @expand_dims(%y, axis=0), axis=1)
+}}
+
+def @w2_pex(%X: {T(64, 784)}, %Y: {T(64, 10)},
+            %W1: {T(784, 256)}, %b1: {T(256)}, %W2: {T(256, 10)}, %b2: {T(10)}) {{
+  Vmap(fn (%x: {T(784)}, %y: {T(10)}, %V1: {T(784, 256)}, %d1: {T(256)}, %V2: {T(256, 10)}, %d2: {T(10)}) {{
+    Grad(fn (%w1: {T(784, 256)}, %c1: {T(256)}, %w2: {T(256, 10)}, %c2: {T(10)}) -> {SCALAR} {{
+      @w2_example(%x, %y, %w1, %c1, %w2, %c2)
+    }})(%V1, %d1, %V2, %d2)
+  }}, in_axes=(0, 0, none, none, none, none))(%X, %Y, %W1, %b1, %W2, %b2)
 }}
 """
 
@@ -152,13 +171,14 @@ def @w6_loop(%x0: {SCALAR}, %steps: {I32}) -> {SCALAR} {{
 }}
 """
 
-TEXT = W1_TEXT + W2_TEXT + W3_TEXT + W4_TEXT + W5_TEXT + W6_TEXT
+TEXT = W1_TEXT + W2_TEXT + W2_PEX_TEXT + W3_TEXT + W4_TEXT + W5_TEXT + W6_TEXT
 
 # benchmark row -> (global, what its arguments are, in order)
 ENTRIES = {
     "W1.fwd": ("w1_loss", ("x", "w", "b")),
     "W1.vg": ("w1_vg", ("x", "w", "b")),
     "W2.vg": ("w2_vg", ("X", "Y", "W1", "b1", "W2", "b2")),
+    "W2.pex": ("w2_pex", ("X", "Y", "W1", "b1", "W2", "b2")),
     "W3.vg": ("w3_vg", ("X", "Y") + tuple(name for name, _ in W3_PARAMS)),
     "W4.vg": ("w4_vg", ("xs", "h0", "Wx", "Wh", "b")),
     "W5.gradgrad": ("w5_gradgrad", ("x",)),

@@ -6,7 +6,7 @@ Run:  python3 bench/workloads.py [--only W1,W2.vg,W7] [--impl numpy,relayish-jit
                                   [--json PATH] [--timeout S] [--mem-limit GB] [--jit-cache DIR]
 
 It prints the machine facts, then one Markdown table: a row per workload (W1.fwd, W1.vg,
-W2.vg, W3.vg, W4.vg, W5.gradgrad, W5.hvp, W6.fib, W6.loop, W8.step, W7.cold, W7.warm,
+W2.vg, W2.pex, W3.vg, W4.vg, W5.gradgrad, W5.hvp, W6.fib, W6.loop, W8.step, W7.cold, W7.warm,
 W7.import), a column per implementation with the median time per call and, in parentheses,
 the min (in the same unit), then the ratios and first calls:
 
@@ -135,7 +135,7 @@ def load_programs() -> Any:
     return sys.modules[name]
 
 
-ROWS = ("W1.fwd", "W1.vg", "W2.vg", "W3.vg", "W4.vg", "W5.gradgrad", "W5.hvp", "W6.fib", "W6.loop", "W8.step",
+ROWS = ("W1.fwd", "W1.vg", "W2.vg", "W2.pex", "W3.vg", "W4.vg", "W5.gradgrad", "W5.hvp", "W6.fib", "W6.loop", "W8.step",
         "W7.cold", "W7.warm", "W7.import")
 TIMED_ROWS = tuple(r for r in ROWS if not r.startswith("W7"))  # the in-process timing protocol
 W7_ROWS = tuple(r for r in ROWS if r.startswith("W7"))
@@ -158,6 +158,7 @@ OUTPUTS = {
     "W1.fwd": ("L",),
     "W1.vg": ("L", "dL/dw", "dL/db"),
     "W2.vg": ("L", "dW1", "db1", "dW2", "db2"),
+    "W2.pex": ("L_n", "dW1_n", "db1_n", "dW2_n", "db2_n"),  # per example n: each with the batch in front
     "W3.vg": ("L", "dK1", "dc1", "dK2", "dc2", "dW3", "db3", "dW4", "db4"),
     "W4.vg": ("L", "dWx", "dWh", "db"),
     "W5.gradgrad": ("gradgrad",),
@@ -294,16 +295,20 @@ def np_w1_vg(x, w, b):
     return np.sum(t * t), x * db, db
 
 
-def np_sce(Z, Y):
-    """Mean softmax cross-entropy over the rows and its gradient in Z."""
+def np_sce_rows(Z, Y):
+    """The softmax cross-entropy of each row and its gradient in the row."""
     m = Z.max(axis=1, keepdims=True)
     e = np.exp(Z - m)
     s = e.sum(axis=1, keepdims=True)
     lse = m[:, 0] + np.log(s[:, 0])
+    return lse - np.sum(Y * Z, axis=1), e / s - Y
+
+
+def np_sce(Z, Y):
+    """Mean softmax cross-entropy over the rows and its gradient in Z."""
+    rows, dZ = np_sce_rows(Z, Y)
     n = Z.shape[0]
-    L = np.sum(lse - np.sum(Y * Z, axis=1)) / n
-    dZ = (e / s - Y) / n
-    return L, dZ
+    return np.sum(rows) / n, dZ / n
 
 
 def np_w2_vg(X, Y, W1, b1, W2, b2):
@@ -316,6 +321,14 @@ def np_w2_vg(X, Y, W1, b1, W2, b2):
     dW1 = X.T @ dA
     db1 = dA.sum(axis=0)
     return L, dW1, db1, dW2, db2
+
+
+def np_w2_pex(X, Y, W1, b1, W2, b2):
+    """Per example n: the loss of example n alone and its gradients (outer products per example)."""
+    H = np.tanh(X @ W1 + b1)
+    L, dZ = np_sce_rows(H @ W2 + b2, Y)
+    dA = (dZ @ W2.T) * (1 - H * H)
+    return L, X[:, :, None] * dA[:, None, :], dA, H[:, :, None] * dZ[:, None, :], dZ
 
 
 def np_conv(A, K, c):
@@ -439,6 +452,11 @@ def py_loop(x0, steps):
     return x
 
 
+# the hand-written NumPy of each row that has one function (W6's are Python loops)
+NUMPY_ROWS = {"W1.fwd": np_w1_fwd, "W1.vg": np_w1_vg, "W2.vg": np_w2_vg, "W2.pex": np_w2_pex, "W3.vg": np_w3_vg,
+              "W4.vg": np_w4_vg, "W5.gradgrad": np_w5_gradgrad, "W5.hvp": np_w5_hvp, "W8.step": np_w8_step}
+
+
 def reference(row: str) -> list[np.ndarray]:
     """The float64 evaluation of the float32 inputs, one array per output of the row."""
     inp = inputs(row)
@@ -447,8 +465,7 @@ def reference(row: str) -> list[np.ndarray]:
     if row == "W6.loop":
         return [np.asarray(py_loop(0.5, 10_000))]  # Python floats: float64
     f64 = [np.asarray(a, np.float64) for a in inp.values()]
-    fn = {"W1.fwd": np_w1_fwd, "W1.vg": np_w1_vg, "W2.vg": np_w2_vg, "W3.vg": np_w3_vg, "W4.vg": np_w4_vg,
-          "W5.gradgrad": np_w5_gradgrad, "W5.hvp": np_w5_hvp, "W8.step": np_w8_step}[row]
+    fn = NUMPY_ROWS[row]
     if row == "W5.gradgrad":
         f64 = f64[:1]
     return flatten(fn(*f64))
@@ -561,8 +578,7 @@ def numpy_impl(row: str, inp: dict) -> Prepared:
                 p -= W8_LR * g
             return L
         return Prepared(first=lambda: (step(), [p.copy() for p in params]), call=step, outputs=flatten)
-    fn = {"W1.fwd": np_w1_fwd, "W1.vg": np_w1_vg, "W2.vg": np_w2_vg, "W3.vg": np_w3_vg, "W4.vg": np_w4_vg,
-          "W5.gradgrad": np_w5_gradgrad, "W5.hvp": np_w5_hvp}[row]
+    fn = NUMPY_ROWS[row]
     if row == "W5.gradgrad":
         a = a[:1]
     return simple(lambda: fn(*a))
@@ -716,6 +732,13 @@ def jax_impl(row: str, inp: dict, scan: bool = False) -> Prepared:
             H = jnp.tanh(X @ W1 + b1)
             return sce(H @ W2 + b2, Y)
         return jitted(w2, 2, 3, 4, 5)
+    if row == "W2.pex":
+        def w2_example(x, y, W1, b1, W2, b2):
+            z = jnp.tanh(x @ W1 + b1) @ W2 + b2
+            return jax.nn.logsumexp(z) - jnp.sum(y * z)
+        pex = jax.jit(jax.vmap(jax.value_and_grad(w2_example, argnums=(2, 3, 4, 5)),
+                               in_axes=(0, 0, None, None, None, None)))
+        return Prepared(first=lambda: block(pex(*args)), call=lambda: block(pex(*args)), outputs=outputs)
     if row == "W3.vg":
         def w3(X, Y, K1, c1, K2, c2, W3, b3, W4, b4):
             A1 = pool(jnp.tanh(conv(X, K1) + c1[:, None, None]))
@@ -853,6 +876,20 @@ def torch_impl(row: str, inp: dict) -> Prepared:
             return L.detach()
         return Prepared(first=lambda: (step(), [p.detach().clone() for p in lenet_params]), call=step,
                         outputs=outputs)
+
+    if row == "W2.pex":
+        from torch.func import grad_and_value, vmap
+
+        def w2_example(x, y, W1, b1, W2, b2):
+            z = torch.tanh(x @ W1 + b1) @ W2 + b2
+            return torch.logsumexp(z, dim=0) - (y * z).sum()
+        pex = vmap(grad_and_value(w2_example, argnums=(2, 3, 4, 5)), in_dims=(0, 0, None, None, None, None))
+        plain = list(t.values())
+
+        def per_example():
+            grads, value = pex(*plain)
+            return (value, *grads)
+        return simple(per_example, outputs)
 
     names = list(inp)
     params = {"W1.fwd": (), "W1.vg": ("w", "b"), "W2.vg": ("W1", "b1", "W2", "b2"),
@@ -1102,7 +1139,8 @@ def w7_script(impl: str, row: str) -> str:
                 "jax": "import jax", "torch": "import torch"}[impl]
     head = "import numpy as np\n" + W7_W2_INPUTS + "inp = w2_inputs()\n"
     if impl == "numpy":
-        return (head + textwrap.dedent(inspect.getsource(np_sce)) + textwrap.dedent(inspect.getsource(np_w2_vg))
+        sources = "".join(textwrap.dedent(inspect.getsource(fn)) for fn in (np_sce_rows, np_sce, np_w2_vg))
+        return (head + sources
                 + "L = np_w2_vg(*inp.values())[0]\nprint(repr(float(L)))\n")
     if impl in RELAYISH:
         text = load_programs().W2_TEXT

@@ -238,7 +238,7 @@ class Runner:
     """One global of a decorated function's module on its backend: the parameter types and the
     compiled function (or the evaluator), found once, so that a call costs what the backend's does.
 
-    ``@name`` is ``fn`` itself or a gradient of it (``relay.grad``, ``relay.jvp``); errors name the
+    ``@name`` is ``fn`` itself or a transform of it (``relay.grad``, ``relay.jvp``, ``relay.vmap``); errors name the
     gradient and the globals AD makes for it (``@loss_grad``, ``@loss__ad``) after the user's function."""
 
     def __init__(self, module: Module, name: str, fn: Decorated):
@@ -246,9 +246,9 @@ class Runner:
         self.types = [p.type_annotation for p in module[name].params]
         self.type_defs = module.type_defs
         self.own = set(fn.module()[0].functions)
-        what = "the forward derivative" if name.endswith("_jvp") else "the gradient"
+        what = {"_jvp": "the forward derivative", "_vmap": "the batched form"}.get(name[name.rfind("_"):], "the gradient")
         self.label = fn.__name__ if name in self.own else f"{what} of `{fn.__name__}`"
-        self.generated = re.compile(rf"@({'|'.join(map(re.escape, self.own))})(?:__ad_*|__fw_*|_param_grad|_grad|_jvp)\b")
+        self.generated = re.compile(rf"@({'|'.join(map(re.escape, self.own))})(?:__ad_*|__fw_*|__vm\d*_*|__vmap_*|_param_grad|_grad|_jvp|_vmap)+\b")
         if fn.backend == "jit":
             self.call = jit_compile(module, name, first_tier=run_prepared)  # as relayish.compile
         else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ad import grad, jvp
+from ad import grad, jvp, vmap
 from relayish.errors import FrontendError
 from relayish.ops.registry import lookup_op
 from relayish.tracebacks import user_facing
@@ -27,21 +27,30 @@ from .translate import ALIASES, LAYERS, Translator
 
 
 class GradFunction:
-    """``relay.grad(f)``: called like ``f``, returns ``(value, (gradient per argument...))``."""
+    """``relay.grad(f)``: called like ``f``, returns ``(value, (gradient per argument...))``. The
+    transforms compose: ``fn`` is a decorated function or another transform of one."""
 
     transform = staticmethod(grad)
     suffix = "grad"
 
-    def __init__(self, fn: RelayFunction):
+    def __init__(self, fn: RelayFunction | GradFunction):
         self.fn = fn
+        self.base: RelayFunction = fn.base if isinstance(fn, GradFunction) else fn  # the decorated function
         self._module: Any = None
 
     def module(self) -> tuple[Any, str]:
         if self._module is None:
-            module, names = self.fn.module()
-            name = names[id(self.fn)]
+            if isinstance(self.fn, GradFunction):
+                module, name = self.fn.module()
+            else:
+                module, names = self.fn.module()
+                name = names[id(self.fn)]
             self._module = (self.transform(module, name), f"{name}_{self.suffix}")
         return self._module
+
+    def param_count(self) -> int:
+        inner = self.fn.param_count() if isinstance(self.fn, GradFunction) else len(self.fn.param_names)
+        return 2 * inner if isinstance(self, JvpFunction) else inner
 
     @property
     @user_facing
@@ -51,7 +60,7 @@ class GradFunction:
     @user_facing
     def __call__(self, *args: Any) -> Any:
         module, name = self.module()
-        return run(module, name, self.fn, args)
+        return run(module, name, self.base, args)
 
 
 class JvpFunction(GradFunction):
@@ -60,6 +69,20 @@ class JvpFunction(GradFunction):
 
     transform = staticmethod(jvp)
     suffix = "jvp"
+
+
+class VmapFunction(GradFunction):
+    """``relay.vmap(f, in_axes)``: ``f`` on a batch of examples: argument i holds them along axis
+    ``in_axes[i]`` (None: the same for every example); the result holds them along axis 0."""
+
+    suffix = "vmap"
+
+    def __init__(self, fn: RelayFunction | GradFunction, in_axes: tuple[int | None, ...] | None):
+        super().__init__(fn)
+        self.in_axes = in_axes
+
+    def transform(self, module: Any, name: str) -> Any:
+        return vmap(module, name, self.in_axes)
 
 
 class RelayNamespace:
@@ -112,16 +135,36 @@ class RelayNamespace:
     @staticmethod
     def jvp(fn: Any) -> JvpFunction:
         """``relay.jvp(f)``: forward mode, a function of ``f``'s arguments and a tangent for each
-        giving ``(value, tangent)`` (``relay.jvp(relay.grad(f))`` does not exist: write the
-        gradient inside an ``@relay`` function and take its ``relay.jvp``)."""
-        if not isinstance(fn, RelayFunction):
-            raise TypeError(f"relay.jvp takes a @relay function, not {fn!r}")
+        giving ``(value, tangent)``; ``f`` may be a transform (``relay.jvp(relay.grad(f))``)."""
+        if not isinstance(fn, (RelayFunction, GradFunction)):
+            raise TypeError(f"relay.jvp takes a @relay function or a transform of one, not {fn!r}")
         return JvpFunction(fn)
+
+    @staticmethod
+    def vmap(fn: Any, in_axes: Any = 0) -> VmapFunction:
+        """``relay.vmap(f, in_axes=0)``: ``f`` mapped over a batch. ``in_axes``: one entry per
+        parameter (an axis, or None for an argument that is the same for every example), or one
+        axis for all of them. ``f`` may be a transform: ``relay.vmap(relay.grad(loss))`` gives
+        per-example gradients."""
+        if not isinstance(fn, (RelayFunction, GradFunction)):
+            raise TypeError(f"relay.vmap takes a @relay function or a transform of one, not {fn!r}")
+        count = fn.param_count() if isinstance(fn, GradFunction) else len(fn.param_names)
+        return VmapFunction(fn, vmap_axes(in_axes, count))
 
     create_model = staticmethod(create_model)
     update_model_params = staticmethod(update_model_params)
     export_model = staticmethod(export_model)
     load_model = staticmethod(load_model)
+
+
+def vmap_axes(in_axes: Any, count: int) -> tuple[int | None, ...]:
+    """``in_axes`` as one entry per parameter: an int or None applies to all; a TypeError otherwise."""
+    if in_axes is None or isinstance(in_axes, int) and not isinstance(in_axes, bool):
+        in_axes = (in_axes,) * count
+    if not isinstance(in_axes, (tuple, list)) or not all(
+            a is None or isinstance(a, int) and not isinstance(a, bool) and a >= 0 for a in in_axes):
+        raise TypeError(f"relay.vmap's in_axes is an axis (an int >= 0), None, or a tuple of them per parameter, not {in_axes!r}")
+    return tuple(in_axes)
 
 
 def _python_pool_attrs(attrs: dict) -> dict:
@@ -151,4 +194,4 @@ def relay_model(fn: Callable | None = None, *, backend: str | None = None) -> An
     return RelayModel(fn, relay, backend)
 
 
-__all__ = ["Decorated", "GradFunction", "JvpFunction", "RelayNamespace", "relay", "relay_model"]
+__all__ = ["Decorated", "GradFunction", "JvpFunction", "RelayNamespace", "VmapFunction", "relay", "relay_model"]

@@ -61,7 +61,7 @@ UNSUPPORTED_EXPRS = {
 def relay_names() -> set[str]:
     """What ``relay.<name>`` can be inside @relay: the operators, the paper's spellings, layers, grad
     and the Prelude's functions."""
-    return set(all_ops()) | set(ALIASES) | set(LAYERS) | set(PRELUDE_FUNCTIONS) | {"grad", "jvp"}
+    return set(all_ops()) | set(ALIASES) | set(LAYERS) | set(PRELUDE_FUNCTIONS) | {"grad", "jvp", "vmap"}
 
 
 def did_you_mean(name: str, candidates: Iterable[str], prefix: str = "") -> str:

@@ -29,7 +29,7 @@ import numpy as np
 
 from relayish.errors import FrontendError, RelayError, Span
 from relayish.expr import (
-    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, Jvp, Let, Match, Op, PatternWildcard, Proj,
+    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, Jvp, Let, Match, Op, PatternWildcard, Proj, Vmap,
     Tuple, Var,
 )  # fmt: skip
 from relayish.ops.registry import lookup_op
@@ -141,6 +141,7 @@ class Translator(PatternTranslation):
         self.nesting_fn = 0  # > 0 inside nested functions (their returns are not the global's)
         self.captured: dict[int, list[tuple[Var, int]]] = {}  # id(var) -> (closure variable, level) capturing it
         self.stale: dict[int, tuple[str, ast.AST]] = {}
+        self.arity: dict[str, int] = {}  # decorated functions used as values: their parameter counts (relay.vmap)
         self.param_hints: dict[int, tuple[Any, ...]] = {}  # id(local def variable) -> its parameters' dtype hints  # id(closure variable) -> (reassigned name, where)
         self.data: dict[str, Data] = {}
         self.prelude_calls: set[str] = set()
@@ -732,6 +733,7 @@ class Translator(PatternTranslation):
                 raise self.error(node, f"the NumPy constant {getattr(node, 'id', '')} has no relayish dtype: {err}") from None
         callee = self.link(value)
         if callee is not None:
+            self.arity[callee.name] = len(callee.params)
             return GlobalVar(callee.name, span=self.span(node))
         if isinstance(value, ConstructorType):
             return self.constructor_value(value, node)
@@ -980,6 +982,32 @@ class Translator(PatternTranslation):
         return self.set_hint(Call(GlobalVar(callee.name, span=self.span(node.func)), args, span=self.span(node)),
                              callee.ret_hint)
 
+    def vmap(self, node: ast.Call, env: Env) -> Vmap:
+        """``relay.vmap(f, in_axes=...)``: in_axes written out (an int, None, or a tuple of them)."""
+        usage = ("inside @relay, relay.vmap(f, in_axes=...) takes one function and in_axes: an axis, None, or a "
+                 "tuple with one per parameter, written out (0, None, (0, None))")
+        keywords = {kw.arg: kw.value for kw in node.keywords}
+        if len(node.args) != 1 or set(keywords) - {"in_axes"}:
+            raise self.error(node, usage)
+        func = self.expr(node.args[0], env)
+        written = keywords.get("in_axes")
+        try:
+            axes = 0 if written is None else ast.literal_eval(written)
+        except ValueError:
+            raise self.error(written, usage) from None
+        if not isinstance(axes, tuple):
+            if isinstance(func, GlobalVar):
+                count = self.arity.get(func.name)
+            else:
+                count = len(func.params) if isinstance(func, Function) else len(self.param_hints.get(id(func), ())) or None
+            if count is None:
+                raise self.error(node, usage + ": this function's parameters are not known here, so write a tuple")
+            axes = (axes,) * count
+        try:
+            return Vmap(func, axes, span=self.span(node))
+        except ValueError as err:
+            raise self.error(written if written is not None else node, f"{err}: {usage}") from None
+
     def relay_call(self, name: str, node: ast.Call, env: Env) -> Expr:
         keywords = {kw.arg for kw in node.keywords}
         if name == "grad":
@@ -992,6 +1020,8 @@ class Translator(PatternTranslation):
                 raise self.error(node, "inside @relay, relay.jvp(f) takes one function and returns a function of f's "
                                        "arguments and a tangent for each, giving (value, tangent)")
             return Jvp(self.expr(node.args[0], env), span=self.span(node))
+        if name == "vmap":
+            return self.vmap(node, env)
         if name in PRELUDE_FUNCTIONS:
             return self.prelude_call(name, node, env)
         if name in LAYERS and (LAYERS[name] in keywords or name == "linear"):

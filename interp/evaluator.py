@@ -27,7 +27,7 @@ from relayish.tracebacks import user_facing
 from relayish.dims import Dim
 from relayish.errors import RelayRuntimeError, Span
 from relayish.expr import (
-    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Jvp, Let, Match, Op,
+    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Jvp, Let, Match, Op, Vmap,
     PatternCtor, PatternTuple, PatternVar, Proj, RefNew, RefRead, RefWrite, Tuple, Unpack, Var, Zero,
 )  # fmt: skip
 from relayish.module import Module
@@ -190,7 +190,7 @@ class Evaluator:
                     return (yield self.eval(body, frame, tail))
             raise RelayRuntimeError(f"no clause of this match matches a {value.ctor if isinstance(value, DataValue) else 'tuple'} "
                                     f"value, in @{frame.global_name} (the type checker warned of it)", e.span)
-        if isinstance(e, (Grad, Jvp)):  # evaluate() expands every Grad and Jvp before running
+        if isinstance(e, (Grad, Jvp, Vmap)):  # evaluate() expands every Grad, Jvp and Vmap before running
             raise RelayRuntimeError(f"{type(e).__name__} must be expanded (ad.expand) before the Evaluator runs it", e.span)
         raise RelayRuntimeError(f"cannot evaluate {type(e).__name__}", getattr(e, "span", None))
 

@@ -218,6 +218,24 @@ class Jvp(Expr):
     span: Span | None = _span_field()
 
 
+def _axes(value: Any) -> tuple[int | None, ...]:
+    axes = tuple(value)
+    if not all(a is None or (isinstance(a, int) and not isinstance(a, bool) and a >= 0) for a in axes):
+        raise ValueError(f"Vmap's in_axes are axes (integers >= 0) or None, not {axes!r}")
+    return axes
+
+
+@_node
+class Vmap(Expr):
+    """``Vmap(f, in_axes=(0, none))``: ``f`` mapped over a batch; parameter ``i`` is taken
+    apart along axis ``in_axes[i]`` (None: the same value for every example) and the result
+    gains a leading batch dimension (docs/design.md, "Automatic batching")."""
+
+    func: Expr
+    in_axes: tuple[int | None, ...] = attrs.field(converter=_axes)
+    span: Span | None = _span_field()
+
+
 @_node
 class RefNew(Expr):
     """``Ref(e)``: a new mutable cell holding ``e``."""
@@ -378,6 +396,13 @@ def _renamed(pattern: Pattern, renamed: dict[int, Var]) -> Pattern:
     return done[id(pattern)]
 
 
+def lets(bindings: list[tuple[Var, Expr]], body: Expr) -> Expr:
+    """``let v1 = e1 in ... let vn = en in body`` for the (variable, value) pairs in order."""
+    for var, value in reversed(bindings):
+        body = Let(var, value, body)
+    return body
+
+
 def written_type(node: Expr) -> Type | None:
     """The type written on ``node``, if any: a variable's annotation, a function's result type, the
     type of an ascription or a ``Zero``."""
@@ -390,5 +415,5 @@ def written_type(node: Expr) -> Type | None:
 
 EXPR_CLASSES: tuple[type[Expr], ...] = (
     Var, GlobalVar, Constant, Tuple, Proj, Let, If, Op, Call, Function,
-    Ascribe, Zero, Grad, Jvp, RefNew, RefRead, RefWrite, Construct, IsCtor, Unpack, Match,
+    Ascribe, Zero, Grad, Jvp, Vmap, RefNew, RefRead, RefWrite, Construct, IsCtor, Unpack, Match,
 )  # fmt: skip

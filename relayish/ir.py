@@ -4,7 +4,7 @@ from .dims import Dim, FloorDiv, as_dim
 from .errors import Span
 from .expr import (
     Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Jvp, Let, Op, Proj, RefNew,
-    RefRead, RefWrite, Tuple, Var, Zero,
+    RefRead, RefWrite, Tuple, Var, Vmap, Zero,
 )  # fmt: skip
 from .module import Module
 from .types import (
@@ -17,5 +17,5 @@ __all__ = [
     "FloorDiv", "ForallType", "FuncType", "Function", "GlobalVar", "Grad", "If", "IntType",
     "Jvp", "Kind", "Let", "Module", "Op", "Proj", "RefNew", "RefRead", "RefType", "RefWrite", "Shape",
     "Span", "TensorType", "Tuple", "TupleType", "Type", "TypeVar", "UIntType", "UNIT", "Var",
-    "Zero", "as_dim", "scalar_type",
+    "Vmap", "Zero", "as_dim", "scalar_type",
 ]  # fmt: skip

@@ -11,7 +11,7 @@ import re
 # Words of the text format that a type variable may not be named (variables are written ``%name``).
 KEYWORDS = frozenset(
     "let in if then else fn def operator forall Tensor Shape IntType UIntType FloatType "
-    "BoolType RefType Zero Grad Jvp Ref tensor true false none sq nan inf Type BaseType Dim type match Is Unpack".split()
+    "BoolType RefType Zero Grad Jvp Vmap Ref tensor true false none sq nan inf Type BaseType Dim type match Is Unpack".split()
 )
 # Words that cannot name a data type or a constructor: the keywords, the wildcard pattern and the
 # word that makes an operator declaration a relation.

@@ -23,7 +23,7 @@ import numpy as np
 from .dims import MAX_DIGITS, Dim
 from .errors import ParseError, RelayError
 from .expr import (
-    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Jvp, Let, Match,
+    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Jvp, Let, Match, Vmap,
     Op, Pattern, PatternCtor, PatternTuple, PatternVar, PatternWildcard, Proj, RefNew, RefRead,
     RefWrite, Tuple, Unpack, Var, Zero, pattern_vars,
 )  # fmt: skip
@@ -54,7 +54,7 @@ _NUMBER_BODY = re.compile(r"nan|inf|\d+\.\d*(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+|\d
 _KINDS = {kind.value: kind for kind in Kind}
 _BASE_TYPES = {"IntType": IntType, "UIntType": UIntType, "FloatType": FloatType}
 _TYPE_WORDS = {"Tensor", "Shape", "IntType", "UIntType", "FloatType", "BoolType", "RefType", "forall"}
-_EXPR_WORDS = {"let", "if", "fn", "Zero", "Grad", "Jvp", "Ref", "tensor", "true", "false", "sq", "match", "Is", "Unpack"}
+_EXPR_WORDS = {"let", "if", "fn", "Zero", "Grad", "Jvp", "Vmap", "Ref", "tensor", "true", "false", "sq", "match", "Is", "Unpack"}
 _RESERVED = _TYPE_WORDS | _EXPR_WORDS | {"in", "then", "else", "def", "operator", "type", "none"} | set(_KINDS)
 _WORD_KINDS = frozenset(("punct", "ident"))  # the kinds of keywords and punctuation
 _DIM_OPS = {"+": (1, operator.add), "-": (1, operator.sub), "*": (2, operator.mul), "//": (2, operator.floordiv)}
@@ -798,6 +798,8 @@ class Parser:
                 return self.function(start, primitive)
             if tok.text in ("Zero", "Grad", "Jvp", "Ref"):
                 return self.wrapped(tok)
+            if tok.text == "Vmap":
+                return self.vmap(tok)
             if tok.text == "tensor":
                 return self.tensor_literal()
             if tok.text == "match":
@@ -925,6 +927,23 @@ class Parser:
         self.expect(")")
         node = {"Zero": Zero, "Grad": Grad, "Jvp": Jvp, "Ref": RefNew}[tok.text]
         return node(inner, span=tok.span)
+
+    def vmap(self, tok: Token) -> Iterator[Any]:
+        """``Vmap(e, in_axes=(0, none))``."""
+        self.advance()
+        self.expect("(")
+        func = yield self.expr()
+        self.expect(",")
+        if self.tok.text != "in_axes":
+            raise self.expected("in_axes=(...): one axis or none per parameter")
+        self.advance()
+        self.expect("=")
+        start = self.tok
+        axes = yield self.attr_value(1)
+        if not isinstance(axes, tuple) or not all(a is None or type(a) is int and a >= 0 for a in axes):
+            raise self.error("in_axes must be a tuple of axes (integers >= 0) or none, one per parameter", start)
+        self.expect(")")
+        return Vmap(func, axes, span=tok.span)
 
     def paren_or_tuple(self) -> Iterator[Any]:
         tok = self.advance()

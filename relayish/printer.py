@@ -16,7 +16,7 @@ import numpy as np
 
 from .dims import Dim, dim_text
 from .expr import (
-    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Jvp, Let, Match,
+    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Jvp, Let, Match, Vmap,
     Op, Pattern, PatternCtor, PatternTuple, PatternVar, PatternWildcard, Proj, RefNew, RefRead,
     RefWrite, Tuple, Unpack, Var, Zero, written_type,
 )  # fmt: skip
@@ -235,6 +235,10 @@ class Printer:
             self.emit("Ref(" if isinstance(e, RefNew) else f"{type(e).__name__}(")
             yield self.expr(e.value if isinstance(e, RefNew) else e.func, LEVEL_BLOCK, indent)
             self.emit(")")
+        elif isinstance(e, Vmap):
+            self.emit("Vmap(")
+            yield self.expr(e.func, LEVEL_BLOCK, indent)
+            self.emit(f", in_axes={self.attr_value(e.in_axes)})")
         elif isinstance(e, RefRead):
             self.emit("!")
             yield self.expr(e.ref, LEVEL_PREFIX, indent)

@@ -287,6 +287,40 @@ def is_first_order(ty: Type) -> bool:
     return True
 
 
+def with_axis(ty: Type, axis: int, size: Dim) -> Type | None:
+    """``ty`` (tensors, tuples of them) with a dimension ``size`` inserted at ``axis`` of each
+    tensor: the type of a batch of ``ty`` (``Vmap``). None where ``ty`` is not first-order, has a
+    tensor of unknown rank or of rank below ``axis``."""
+    if isinstance(ty, TupleType):
+        fields = [with_axis(f, axis, size) for f in ty.fields]
+        return None if any(f is None for f in fields) else TupleType(fields)
+    if not (isinstance(ty, TensorType) and isinstance(ty.shape, Shape) and ty.shape.rank >= axis):
+        return None
+    dims = ty.shape.dims
+    return TensorType(ty.dtype, Shape(*dims[:axis], size, *dims[axis:]))
+
+
+def mapped_type(params: list[Type], ret: Type, in_axes: tuple[int | None, ...], size: Dim) -> FuncType:
+    """The type of ``Vmap(f, in_axes)`` for ``f`` of type ``(params) -> ret`` and batch ``size``; a
+    ValueError saying what is wrong where the axes do not fit the function."""
+    if len(in_axes) != len(params):
+        raise ValueError(f"in_axes has {len(in_axes)} entries, but the function takes {len(params)} parameters: give "
+                         "one axis (or none) per parameter")
+    if all(axis is None for axis in in_axes):
+        raise ValueError("every entry of in_axes is none, so nothing says how many examples there are")
+    mapped = []
+    for i, (axis, param) in enumerate(zip(in_axes, params)):
+        ty = param if axis is None else with_axis(param, axis, size)
+        if ty is None:
+            raise ValueError(f"parameter {i + 1} has type {param}, which cannot be mapped over axis {axis}: mapped "
+                             "parameters are tensors (of rank at least the axis) or tuples of them, of known rank")
+        mapped.append(ty)
+    batched_ret = with_axis(ret, 0, size)
+    if batched_ret is None:
+        raise ValueError(f"the function returns {ret}; a batched result must be tensors or tuples of them")
+    return FuncType(mapped, batched_ret)
+
+
 def has_unknown_dim(ty: Type) -> bool:
     """Whether a tensor type in ``ty`` has a ``?`` dimension. Two equal types with ``?`` may hold
     values of different sizes, so code that takes equal types to mean equal sizes (dropping a

@@ -19,7 +19,7 @@ from typing import Any, Iterator
 from relayish.dims import Dim, as_dim, dim_text
 from relayish.errors import KindError, NonExhaustiveMatch, RelayError, RelayTypeError
 from relayish.expr import (
-    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Jvp, Let, Match, Op,
+    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Jvp, Let, Match, Op, Vmap,
     Pattern, PatternCtor, PatternTuple, PatternVar, Proj, RefNew, RefRead, RefWrite, Tuple, Unpack, Var, Zero,
 )  # fmt: skip
 from relayish.graphs import strongly_connected
@@ -29,7 +29,7 @@ from relayish.ops.registry import lookup_op
 from relayish.traverse import ExprMutator, bound_vars, post_order, trampoline, with_children
 from relayish.types import (
     UNIT, BoolType, DataType, FloatType, ForallType, FuncType, Kind, RefType, Shape, TensorType,
-    TupleType, Type, TypeVar, has_unknown_dim,
+    TupleType, Type, TypeVar, has_unknown_dim, mapped_type,
 )  # fmt: skip
 
 from .kinds import check_type, interface_kind_errors
@@ -237,6 +237,8 @@ class FunctionChecker:
             return e.type
         if isinstance(e, (Grad, Jvp)):
             return (yield self.transformed(e))
+        if isinstance(e, Vmap):
+            return (yield self.vmapped(e))
         if isinstance(e, RefNew):
             return RefType((yield self.infer(e.value)))
         if isinstance(e, RefRead):
@@ -460,6 +462,20 @@ class FunctionChecker:
             return FuncType([*ty.params, *ty.params], TupleType([ty.ret, ty.ret]))
         self.grads.append((e, ty.ret))  # checked once known (a lambda's result may not be yet)
         return FuncType(ty.params, TupleType([ty.ret, TupleType(ty.params)]))
+
+    def vmapped(self, e: Vmap) -> Iterator[Any]:
+        """``Vmap(f, in_axes)``: ``f``'s type with a batch dimension (a fresh ``Dim``, found from the
+        arguments) inserted at each mapped parameter's axis and at the front of the result."""
+        ty = self.solver.resolve((yield self.infer(e.func)))
+        if not isinstance(ty, FuncType):
+            raise self.fail(e, f"Vmap: expected a function of one concrete type, found {ty}")
+        for axis, param in zip(e.in_axes, ty.params):
+            if axis is not None and self.solver.holes_in(param):
+                raise self.fail(e, f"Vmap: a mapped parameter's type is not known ({param}): annotate it")
+        try:
+            return mapped_type(list(ty.params), ty.ret, e.in_axes, Dim.atom(Hole.fresh(Kind.DIM)))
+        except ValueError as err:
+            raise self.fail(e, f"Vmap: {err}") from None
 
     def check_grads(self, final: bool) -> bool:
         """The function of each Grad returns a floating-point scalar (when its type is known)."""

@@ -11,6 +11,8 @@ may be written in place or bound to a variable:
 - ``reshape``, ``broadcast_to``, ``squeeze``, ``cast``, ``sum_to``, ``broadcast_to_like``,
   ``reshape_like`` and ``cast_like`` of ``x`` to its own type -> ``x``;
 - ``broadcast_to_like(ones_like(s), y)`` -> ``ones_like(y)`` (zeros alike);
+- ``where(c, a, b)`` with ``c`` all true -> ``a``, ``logical_and(c, x)`` -> ``x`` (Vmap's masks of
+  every example; a fill seen through ``expand_dims``, and ``where`` of two fills, count as fills);
 - ``sum_to(x, y)`` summing x's leading axes, or at equal rank axes where y has size 1 ->
   ``sum(x, axis=..., keepdims=...)``, which fusion joins to the group computing ``x`` (x
   numeric: ``sum_to`` also takes booleans, ``sum`` does not);
@@ -45,7 +47,8 @@ from .util import TypeOf, annotation_types, is_removable, let_values, map_functi
 _IDENTITY_ON_SAME_TYPE = frozenset({"reshape", "broadcast_to", "squeeze", "cast"})
 _FIRST_ON_SAME_TYPE = frozenset({"sum_to", "broadcast_to_like", "reshape_like", "cast_like"})
 _FILLS = {"zeros_like": 0.0, "ones_like": 1.0}
-_REWRITTEN = _IDENTITY_ON_SAME_TYPE | _FIRST_ON_SAME_TYPE | _FILLS.keys() | {"add", "sub", "mul", "div", "ndarray_size"}
+_REWRITTEN = _IDENTITY_ON_SAME_TYPE | _FIRST_ON_SAME_TYPE | _FILLS.keys() | {"add", "sub", "mul", "div", "ndarray_size",
+                                                                            "where", "logical_and"}
 
 
 def simplify_algebra(module: Module) -> Module:
@@ -109,6 +112,10 @@ class _Simplify(ExprMutator):
             return value == 0
         if not (isinstance(e, Call) and isinstance(e.callee, Op)):
             return False
+        if e.callee.name == "expand_dims":
+            return self.filled(e.args[0], value)
+        if e.callee.name == "where":
+            return self.filled(e.args[1], value) and self.filled(e.args[2], value)
         return e.callee.name == ("zeros_like", "ones_like")[value] or \
             (e.callee.name == "full" and e.attr_dict.get("fill_value", 0.0) == value)
 
@@ -137,6 +144,12 @@ class _Simplify(ExprMutator):
                 return self.sum_to_as_sum(old, new)
         elif name in _FILLS or name == "ndarray_size":
             return self.of_type_only(old, new)
+        elif name == "where" and self.filled(args[0], 1) and self.keeps(old, 1, (0, 2)):
+            return new.args[1]
+        elif name == "logical_and":
+            for kept in (0, 1):
+                if self.filled(args[1 - kept], 1) and self.keeps(old, kept, (1 - kept,)):
+                    return new.args[kept]
         return new
 
     def of_type_only(self, old: Call, new: Call) -> Expr:

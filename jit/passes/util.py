@@ -16,7 +16,7 @@ import attrs
 import numpy as np
 
 from relayish.expr import (
-    Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Jvp, Let, Op, RefWrite, Unpack, Var, Zero, written_type,
+    Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Jvp, Let, Vmap, Op, RefWrite, Unpack, Var, Zero, written_type,
 )  # fmt: skip
 from relayish.module import Module
 from relayish.ops.record import Raises
@@ -221,7 +221,7 @@ def removable_nodes(nodes: list[Expr], type_of: TypeOf | None = None) -> set[int
         if isinstance(node, (Function, *ATOMS)):
             removable.add(id(node))
             continue
-        if isinstance(node, (Grad, Jvp, RefWrite, Unpack)) or isinstance(node, Ascribe) and checks_sizes(node, type_of):
+        if isinstance(node, (Grad, Jvp, Vmap, RefWrite, Unpack)) or isinstance(node, Ascribe) and checks_sizes(node, type_of):
             continue
         if isinstance(node, Call) and not (isinstance(node.callee, Op) and op_cannot_fail(node, type_of)):
             continue

@@ -4,7 +4,8 @@
   (``modules``, ``programs``, ``Features``) and ``inputs`` for a function's parameters;
 - ``check_equivalent``: two modules or backends on the same inputs, compared structurally;
 - ``check_grad``: a gradient against central finite differences in float64; ``check_jvp``
-  forward mode (``Jvp``) against them;
+  forward mode (``Jvp``) against them; ``check_vmap``: a batched function (``Vmap``) against the
+  loop over its examples;
 - ``assert_pass_preserves``: an IR-to-IR pass keeps programs well typed and their results;
 - ``relayish difftest``: generated programs through several backends, from the shell.
 
@@ -20,6 +21,7 @@ _EXPORTS = {
     "check_equivalent": "checks",
     "check_grad": "checks",
     "check_jvp": "checks",
+    "check_vmap": "checks",
     "check_pass": "checks",
     "assert_pass_preserves": "checks",
     "EquivalenceError": "checks",

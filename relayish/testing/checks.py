@@ -492,3 +492,34 @@ def check_jvp(
                 raise GradientError(f"tangent of result{_path_text(tangent, path)} at element {list(index)}: finite "
                                     f"difference {float(fd[index])!r}, Jvp {float(t[index])!r} "
                                     f"(eps={eps:g}, rtol={rtol:g}, atol={atol:g})")
+
+
+# -- check_vmap ------------------------------------------------------------------------------------
+
+
+def check_vmap(module: Module, inputs: Sequence[Any], in_axes: Sequence[int | None], *, name: str = "main",
+               rtol: float | None = None, atol: float = 0.0) -> Any:
+    """Compare ``Vmap(@name, in_axes)`` run by the evaluator on ``inputs`` (argument i holding the
+    examples along axis ``in_axes[i]``, or one value for all where None) with ``@name`` run on each
+    example alone, the results stacked: raise EquivalenceError at the first example and element
+    that differ (floats within ``rtol``, by default per dtype as ``difference``, and ``atol``: a
+    batched kernel may sum in another order). Returns the batched result."""
+    from ad import vmap
+
+    args = tuple(inputs)
+    count = {np.asarray(leaf).shape[axis] for arg, axis in zip(args, in_axes) if axis is not None
+             for _, leaf in leaves(arg)}
+    if len(count) != 1:
+        raise ValueError(f"check_vmap: the mapped inputs hold different numbers of examples along their axes: {sorted(count)}")
+    batched = evaluate(vmap(module, name, tuple(in_axes)), f"{name}_vmap", *copy.deepcopy(args))
+    for i in range(count.pop()):
+        example = tuple(arg if axis is None else map_leaves(arg, lambda path, leaf, axis=axis: np.asarray(np.take(leaf, i, axis=axis)))
+                        for arg, axis in zip(args, in_axes))
+        expected = evaluate(module, name, *copy.deepcopy(example))
+        actual = map_leaves(batched, lambda path, leaf: np.asarray(leaf)[i, ...])
+        problem = difference(actual, expected, rtol=rtol, atol=atol)
+        if problem is not None:
+            raise EquivalenceError("\n".join([
+                f"Vmap(@{name}, in_axes={tuple(in_axes)}) differs at example {i} from @{name} run on it alone: {problem}",
+                "the example's inputs:", *_args_lines(example, module, name), "program:", astext(module)]))
+    return batched

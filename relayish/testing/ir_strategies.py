@@ -43,7 +43,7 @@ from hypothesis import strategies as st
 from ..dims import Dim, as_dim
 from .choices import Chooser, Stream, decoded
 from ..expr import (
-    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Jvp, Let, Match, Op,
+    Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Jvp, Let, Match, Op, Vmap,
     Pattern, PatternCtor, PatternTuple, PatternVar, PatternWildcard, Proj, RefNew, RefRead, RefWrite,
     Tuple, Unpack, Var, Zero,
 )  # fmt: skip
@@ -465,6 +465,7 @@ class _Builder(Chooser):
             (2 * c, lambda: Ascribe(sub(), self.type_(scope))),
             (1 * c, lambda: Grad(sub())),
             (1 * c, lambda: Jvp(sub())),
+            (1 * c, lambda: Vmap(sub(), tuple(self.one_of((0, 1, None)) for _ in range(self.integer(0, 3))))),
             (1 * c, lambda: RefNew(sub())),
             (1 * c, lambda: RefRead(sub())),
             (1 * c, lambda: RefWrite(sub(), sub())),

@@ -8,7 +8,7 @@ children (an ``if`` by a branch, a ``let`` by its body, a call by an argument, .
 inlines a ``let``, a call of a function literal or the one call of a global, keeping
 a change when the result still type-checks and still fails. Outer nodes are tried first,
 so big pieces go first. What is left is a program in which no such replacement keeps the
-failure: usually a few lines.
+failure: usually a few lines; data types it no longer mentions are dropped last.
 """
 
 from __future__ import annotations
@@ -21,16 +21,51 @@ import attrs
 from typecheck import infer
 
 from ..errors import RelayError, RelayTypeError
-from ..expr import Call, Constant, Expr, Function, GlobalVar, Let, Op, Var
+from ..expr import (
+    Call, Constant, Construct, Expr, Function, GlobalVar, IsCtor, Let, Match, Op, Pattern, PatternCtor, Unpack, Var,
+    written_type,
+)  # fmt: skip
 from ..module import Module
 from ..traverse import ExprMutator, globals_reached, post_order, replace
-from ..types import is_first_order
+from ..types import data_types_in, is_first_order
 
 
 def reachable(module: Module, entry: str) -> Module:
     """``module`` without the globals ``@entry`` cannot reach."""
     seen = {entry} | globals_reached(module, module[entry])
     return module.with_functions({name: fn for name, fn in module.functions.items() if name in seen})
+
+
+def without_unused_types(module: Module) -> Module:
+    """``module`` without the data types its code does not mention (in a written type, a
+    constructor or a pattern), nor the data types mentioned use."""
+    names: list[str] = []
+    for fn in module.functions.values():
+        for node in post_order(fn):
+            ty = written_type(node)
+            names += [d.name for d in data_types_in(ty)] if ty is not None else []
+            ctors = [node.ctor] if isinstance(node, (Construct, IsCtor, Unpack)) else []
+            if isinstance(node, Match):
+                ctors += [p.ctor for pattern in node.patterns for p in _patterns(pattern) if isinstance(p, PatternCtor)]
+            names += [module.ctor(c)[0].name for c in ctors if module.ctor(c) is not None]
+    used: set[str] = set()
+    while names:
+        name = names.pop()
+        if name in used or name not in module.type_defs:
+            continue
+        used.add(name)
+        names += [d.name for c in module.type_defs[name].ctors for f in c.fields for d in data_types_in(f)]
+    if len(used) == len(module.type_defs):
+        return module
+    return Module(module.functions, module.op_decls, {n: td for n, td in module.type_defs.items() if n in used})
+
+
+def _patterns(pattern: Pattern) -> Iterator[Pattern]:
+    stack = [pattern]
+    while stack:
+        p = stack.pop()
+        yield p
+        stack.extend(getattr(p, "patterns", ()))
 
 
 def _substituted(body: Expr, values: dict[int, Expr]) -> Expr:
@@ -151,4 +186,5 @@ def minimize(
                     break
             if improved:
                 break
-    return best
+    pruned = without_unused_types(best)
+    return pruned if pruned is not best and _acceptable(pruned, entry) and fails(pruned) else best

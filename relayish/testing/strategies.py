@@ -46,15 +46,17 @@ from ..dims import Dim, as_dim
 from ..expr import (
     Ascribe, Call, Constant, Construct, Expr, Function, GlobalVar, Grad, If, IsCtor, Jvp, Let, Match, Op,
     Pattern, PatternCtor, PatternTuple, PatternVar, PatternWildcard, Proj, RefNew, RefRead, RefWrite,
-    Tuple, Unpack, Var, Zero,
+    Tuple, Unpack, Var, Vmap, Zero,
 )  # fmt: skip
+from ad.batch_rules import always_batched
+
 from ..module import CtorDef, Module, TypeDef
 from ..ops.registry import all_ops
 from ..parser import prelude_module
 from ..traverse import post_order
 from ..types import (
     UNIT, BaseType, BoolType, DataType, FloatType, FuncType, IntType, Kind, RefType, Shape,
-    TensorType, TupleType, Type, TypeVar, UIntType, is_first_order,
+    TensorType, TupleType, Type, TypeVar, UIntType, data_types_in, is_first_order, with_axis,
 )  # fmt: skip
 from ..ops.generation import Arg, Hint, Indices, Plan, Sizes, kind_ok
 from .choices import Chooser, Stream, decoded
@@ -82,8 +84,10 @@ class Features:
     """What generated programs may contain, and how big they get.
 
     ``ops`` names the operators that may appear (None: every registered operator).
-    ``grad`` adds ``Grad`` and ``Jvp`` nodes (off by default: their expansions make programs several times
-    larger and slower to run; ``relayish difftest`` turns it on). ``unknown_dims`` ascribes some
+    ``grad`` adds ``Grad``, ``Jvp`` and ``Vmap`` nodes (off by default: their expansions make programs several
+    times larger and slower to run; ``relayish difftest`` turns it on). A function ``Vmap`` maps uses
+    no data types, globals or operators that do not always batch (``ad.batch_rules.always_batched``):
+    what ``Vmap`` may refuse. ``unknown_dims`` ascribes some
     operator arguments a type with ``?`` dimensions (``(Tensor(.., Shape(?, 3))) %x``) and the call
     its known type again, so relations, run-time checks, the optimizer and gradients meet ``?``;
     in ``programs`` it also gives some of ``@main``'s parameters ``?`` sizes.
@@ -300,6 +304,13 @@ def _is_static(ty: TensorType) -> bool:
     return all(d.value is not None for d in ty.shape.dims)
 
 
+def _least_rank(ty: Type) -> int:
+    """The lowest rank among the tensors of a first-order type: the highest axis it can be mapped along."""
+    if isinstance(ty, TupleType):
+        return min(map(_least_rank, ty.fields))
+    return ty.shape.rank
+
+
 # the generator ----------------------------------------------------------------------------------
 
 
@@ -323,8 +334,9 @@ class _Generator(Chooser):
         unknown = sorted({name for name in names if name not in ops or ops[name].rule is None})
         if unknown:
             raise ValueError(f"no generator rule for operator(s) {', '.join(unknown)}")
-        self.op_names = tuple(names)
+        self.all_op_names = self.op_names = tuple(names)
         self.ops = {name: ops[name] for name in names}  # the records: their rule and hint
+        self.mapped = 0  # how many Vmap'd functions are being drawn around this point (see ``batched``)
 
     # draws used by the operator rules ----------------------------------------------------
     def dtype(self, kinds: str | None) -> BaseType | None:
@@ -363,7 +375,7 @@ class _Generator(Chooser):
         """
         f = self.features
         nested = depth > 0
-        reusable = self.reusable_types()
+        reusable = [t for t in self.reusable_types() if not (self.mapped and data_types_in(t))]
         chosen = self.pick([
             (1, lambda: None),
             (1 if reusable else 0, lambda: self.one_of(reusable)),
@@ -375,7 +387,7 @@ class _Generator(Chooser):
             (2 if f.tuples and nested else 0, lambda: TupleType(self.many(lambda: self.value_type(depth - 1), 1, 3))),
             (2 if f.closures and nested else 0, lambda: self.opaque(lambda: self.function_type(depth - 1))),
             (1 if f.refs and nested else 0, lambda: self.opaque(lambda: RefType(self.value_type(depth - 1)))),
-            (1 if self.type_defs and nested else 0, lambda: self.opaque(lambda: self.data_type(depth - 1))),
+            (1 if self.type_defs and nested and not self.mapped else 0, lambda: self.opaque(lambda: self.data_type(depth - 1))),
         ])  # fmt: skip
         self.type_pool.append(ty)
         return ty
@@ -414,6 +426,7 @@ class _Generator(Chooser):
         tensor = isinstance(ty, TensorType)
         matching = [v for v, t in scope.vars if t == ty]
         floating_scalar = tensor and isinstance(ty.dtype, FloatType) and not ty.shape.dims
+        data = self.type_defs and not self.mapped  # data types, globals: none in a mapped function
         return self.pick([
             (6 if matching else 0, lambda: self.one_of(matching)),
             (2, lambda: self.leaf(ty, scope)),
@@ -425,9 +438,10 @@ class _Generator(Chooser):
             (3 * c if isinstance(ty, TupleType) else 0, lambda: Tuple([self.expr(t, scope, d) for t in ty.fields])),
             (3 * c if isinstance(ty, FuncType) else 0, lambda: self.function(ty, scope, d)),
             (2 * c if f.closures else 0, lambda: self.closure_call(ty, scope, d)),
-            (3 * c if self.callable_globals(ty) else 0, lambda: self.global_call(ty, scope, d)),
+            (3 * c if not self.mapped and self.callable_globals(ty) else 0, lambda: self.global_call(ty, scope, d)),
             (1 * c if f.recursion else 0, lambda: self.loop(ty, scope, d)),
-            (2 * c if f.recursion and self.recursive_globals(ty) else 0, lambda: self.recursive_call(ty, scope, d)),
+            (2 * c if f.recursion and not self.mapped and self.recursive_globals(ty) else 0,
+             lambda: self.recursive_call(ty, scope, d)),
             (1 * c if f.refs else 0, lambda: RefRead(self.expr(RefType(ty), scope, d))),
             (2 * c if isinstance(ty, RefType) else 0, lambda: RefNew(self.expr(ty.value, scope, d))),
             (2 * c if ty == UNIT and self.refs_in(scope) else 0, lambda: self.ref_write(scope, d)),
@@ -435,12 +449,13 @@ class _Generator(Chooser):
             (2 * c if f.grad and floating_scalar else 0, lambda: Proj(self.grad_call(ty, None, scope, d), 0)),
             (1 * c if f.grad and is_first_order(ty) else 0, lambda: self.gradient(ty, scope, d)),
             (1 * c if f.grad and is_first_order(ty) else 0, lambda: self.forward(ty, scope, d)),
+            (1 * c if f.grad and tensor and ty.shape.dims else 0, lambda: self.batched(ty, scope, d)),
             (4 * c if isinstance(ty, DataType) else 0, lambda: self.construct(ty, scope, d)),
-            (1 * c if self.type_defs else 0, lambda: self.data_match(ty, scope, d)),
-            (1 * c if self.type_defs and f.ifs and f.tuples else 0, lambda: self.tested_unpack(ty, scope, d)),
-            (1 * c if self.holders(ty) and f.tuples else 0, lambda: self.built_unpack(ty, scope, d)),
-            (1 * c if ty == BOOL_SCALAR and self.type_defs else 0, lambda: self.is_ctor(scope, d)),
-            (1 * c if self.prelude_calls(ty) else 0, lambda: self.prelude_call(ty, scope, d)),
+            (1 * c if data else 0, lambda: self.data_match(ty, scope, d)),
+            (1 * c if data and f.ifs and f.tuples else 0, lambda: self.tested_unpack(ty, scope, d)),
+            (1 * c if data and self.holders(ty) and f.tuples else 0, lambda: self.built_unpack(ty, scope, d)),
+            (1 * c if ty == BOOL_SCALAR and data else 0, lambda: self.is_ctor(scope, d)),
+            (1 * c if data and self.prelude_calls(ty) else 0, lambda: self.prelude_call(ty, scope, d)),
         ])  # fmt: skip
 
     def leaf(self, ty: Type, scope: _Scope) -> Expr:
@@ -462,7 +477,7 @@ class _Generator(Chooser):
             return Tuple([self.leaf(t, scope) for t in ty.fields])
         if isinstance(ty, FuncType):
             same = [g for g in self.later_globals() if not g.dims and FuncType(g.params, g.ret) == ty]
-            if same and self.flag():
+            if same and not self.mapped and self.flag():
                 return GlobalVar(self.one_of(same).name)
             return self.function(ty, scope, 0)
         if isinstance(ty, RefType):
@@ -960,6 +975,26 @@ class _Generator(Chooser):
         fn = self.expr(FuncType(params, ty), visible, depth)
         args = [self.expr(t, scope, depth) for t in params + params]
         return Proj(Call(Jvp(fn), args), self.integer(0, 1))
+
+    def batched(self, ty: TensorType, scope: _Scope, depth: int) -> Expr:
+        """``Vmap(f, in_axes)(args...)`` of the tensor type ``ty``, whose first dimension is the batch:
+        ``f`` returns ``ty`` without it, each of its parameters mapped along some axis or shared.
+        ``f`` sees the tensors of the scope only, and uses nothing ``Vmap`` refuses."""
+        batch, inner = ty.shape.dims[0], TensorType(ty.dtype, Shape(*ty.shape.dims[1:]))
+        params = [self.first_order_type() for _ in range(self.integer(1, 2))]
+        axes = [None if self.flag(3) else self.integer(0, _least_rank(t)) for t in params]
+        if all(axis is None for axis in axes):
+            axes[0] = 0
+        visible = _Scope(tuple((v, t) for v, t in scope.vars if is_first_order(t)), scope.dims)
+        self.mapped += 1
+        self.op_names = tuple(name for name in self.all_op_names if always_batched(name))
+        try:
+            fn = self.expr(FuncType(params, inner), visible, depth)
+        finally:
+            self.mapped -= 1
+            self.op_names = self.all_op_names if not self.mapped else self.op_names
+        args = [self.expr(t if axis is None else with_axis(t, axis, batch), scope, depth) for t, axis in zip(params, axes)]
+        return Call(Vmap(fn, tuple(axes)), args)
 
     # modules -----------------------------------------------------------------------------------
     def signature(self, name: str, dims: int, params: Callable[[], list[Type]], ret: Callable[[], Type] | None,

@@ -1,6 +1,6 @@
 """AD on generated programs.
 
-1. ``modules(grad=True)``: well-typed modules with ``Grad`` and ``Jvp`` nodes anywhere (every dtype and
+1. ``modules(grad=True)``: well-typed modules with ``Grad``, ``Jvp`` and ``Vmap`` nodes anywhere (every dtype and
    feature). Each type-checks, its expansion (``ad.expand``) type-checks, binds each variable
    once (``bound_twice``: a dual copied into two places once made a backpropagator call itself) and round-trips
    through the printer and parser, and ``@main`` evaluates on ``example_inputs(seed=0)`` without
@@ -15,6 +15,8 @@
    vector and a matrix, with closures called twice, ``let``, input-dependent ``if``,
    ``exp`` of bounded values, ``sum``/``mean``/``matmul``, and ``Grad`` inside: ``Grad``
    against ``check_grad``'s central differences.
+4. Generated functions (no data types) mapped over three examples by ``Vmap``, some parameters
+   shared, against the loop over the examples (``check_vmap``).
 
 Tolerances are ``check_grad``'s defaults (eps 1e-6, rtol 1e-5, atol 1e-7) with at most 8
 elements per input checked one by one and 4 random projections for larger ones, which keeps
@@ -39,7 +41,7 @@ import ad
 import relayish
 from relayish import ir
 from relayish.expr import Match, PatternCtor, PatternVar
-from relayish.testing import check_grad, check_jvp, example_inputs
+from relayish.testing import check_grad, check_jvp, check_vmap, example_inputs
 from relayish.testing.strategies import modules
 from relayish.traverse import ExprMutator, bound_twice, post_order
 from relayish.types import DataType, is_first_order
@@ -61,7 +63,7 @@ HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_t
 def test_generated_modules_with_grad_type_check_and_evaluate(module):
     relayish.infer_types(module)
     expanded = ad.expand(module)  # the transform's output: an ordinary program, Grad-free
-    assert not any(isinstance(node, (ir.Grad, ir.Jvp)) for fn in expanded.functions.values() for node in post_order(fn))
+    assert not any(isinstance(node, (ir.Grad, ir.Jvp, ir.Vmap)) for fn in expanded.functions.values() for node in post_order(fn))
     assert not [v.name_hint for fn in expanded.functions.values() for v in bound_twice(fn)]
     text = relayish.astext(expanded)
     back = relayish.infer_types(relayish.parse(text))
@@ -312,3 +314,33 @@ def test_own_smooth_programs_grad_matches_finite_differences(program):
     module = relayish.parse(text, filename="smooth.rly")
     assume(usable_value(relayish.evaluate(module, "main", *args)))
     check_grad(module, args, name="main", **GRAD_CHECK)
+
+
+# -- 4. generated functions batched, against the loop over examples ------------------------------
+
+
+@settings(max_examples=2000 if HEAVY else 100, deadline=None, suppress_health_check=HEALTH)
+@given(modules(grad=True, adts=False), st.data())
+def test_generated_functions_batched_equal_the_loop_over_examples(module, data):
+    main = relayish.infer_types(module)["main"]
+    assume(is_first_order(main.ret_type))
+    mappable = [is_first_order(p.type_annotation) for p in main.params]
+    assume(any(mappable))
+    axes = tuple(0 if can and data.draw(st.booleans()) else None for can in mappable)
+    axes = axes if any(a is not None for a in axes) else tuple(0 if can else None for can in mappable)
+    sizes = {tv: 2 for tv in main.type_params}
+    examples = [example_inputs(main, seed=k, dims=sizes) for k in range(3)]
+    try:
+        for example in examples:
+            relayish.evaluate(module, "main", *example)
+    except relayish.RelayRuntimeError:
+        assume(False)  # an example the function itself fails on (a step limit, say)
+    try:
+        ad.vmap(module, "main", axes)
+    except relayish.RelayTypeError as err:  # the documented refusals: operators without a batched form here
+        assert "has no batched form" in str(err) or "has no batching rule" in str(err), err
+        assume(False)
+    args = [np.stack([e[i] for e in examples]) if axis == 0 and not isinstance(examples[0][i], tuple)
+            else tuple(np.stack(parts) for parts in zip(*(e[i] for e in examples))) if axis == 0
+            else examples[0][i] for i, axis in enumerate(axes)]
+    check_vmap(module, args, axes, atol=1e-5)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import relayish
 from relayish.ops import all_ops, get_op
-from relayish.ops.generation import Hint, Indices, Plan, Sizes
+from relayish.ops.generation import Hint
 from relayish.testing import check_grad, check_jvp
 from tests.ops.drawn import draw_call
 from relayish.types import FloatType, IntType
@@ -25,26 +25,6 @@ from relayish.types import FloatType, IntType
 F64 = FloatType(64)
 WITH_GRADIENT = sorted(name for name, op in all_ops().items() if op.gradient is not None)
 POSITIVE = {"log", "sqrt", "pow", "div"}  # arguments drawn from [0.5, 2]: inside the domain, off the poles
-
-
-def _arguments(plan: Plan, sizes: dict, rng: np.random.Generator, positive: bool) -> list[np.ndarray]:
-    args = []
-    for arg in plan.args:
-        shape = tuple(d.substitute(sizes).value for d in arg.type.shape.dims)
-        dtype = arg.type.dtype.to_numpy()
-        if isinstance(arg, Indices):
-            args.append(rng.integers(0, arg.size, size=shape).astype(dtype))
-        elif isinstance(arg, Sizes):
-            args.append(arg.value(sizes))
-        elif dtype.kind == "b":
-            args.append(rng.random(shape) < 0.5)
-        elif dtype.kind in "iu":
-            args.append(rng.integers(1, 4, size=shape).astype(dtype))
-        elif positive:
-            args.append(rng.uniform(0.5, 2.0, size=shape))
-        else:
-            args.append(rng.uniform(-2.0, 2.0, size=shape))
-    return args
 
 
 def _weighted_call(name: str, data: bytes, symbolic: bool, seed: int) -> tuple[relayish.Module, list] | None:
@@ -58,7 +38,7 @@ def _weighted_call(name: str, data: bytes, symbolic: bool, seed: int) -> tuple[r
     plan = drawn.plan
     rng = np.random.default_rng(seed)
     sizes = drawn.sizes(rng)
-    args = _arguments(plan, sizes, rng, name in POSITIVE)
+    args = drawn.arguments(sizes, rng, name in POSITIVE)
     if not np.all(np.isfinite(get_op(name)(*args, **plan.attrs))):
         return None  # e.g. a max-pool window wholly in the padding gives -inf: no derivative there
     if name == "floor_mod":

@@ -26,7 +26,7 @@ from relayish.types import Shape, TensorType
 from runtime.prepare import prepared
 from typecheck import expr_types
 
-ROWS = ["W1.fwd", "W1.vg", "W2.vg", "W3.vg", "W4.vg", "W5.gradgrad", "W5.hvp"]
+ROWS = ["W1.fwd", "W1.vg", "W2.vg", "W2.pex", "W3.vg", "W4.vg", "W5.gradgrad", "W5.hvp"]
 
 
 FILLS = {"zeros_like": "fill", "ones_like": "fill", "full": "fill"}

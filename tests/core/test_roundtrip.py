@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from relayish import alpha_equal, astext, free_vars, parse
 from relayish.dims import FloorDiv
 from relayish.expr import (
-    EXPR_CLASSES, Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Jvp, Let, Op, Proj, RefRead,
+    EXPR_CLASSES, Ascribe, Call, Constant, Expr, Function, GlobalVar, Grad, If, Jvp, Let, Op, Proj, RefRead, Vmap,
     RefWrite, Tuple, Var, Zero,
 )  # fmt: skip
 from relayish.module import Module
@@ -365,6 +365,8 @@ FAITHFUL = [
     (Op("neg"), "@neg"),
     (Call(Grad(A), [B]), "Grad(%a)(%b)"),
     (Call(Jvp(A), [B, A]), "Jvp(%a)(%b, %a)"),
+    (Call(Vmap(A, (0, None)), [B, A]), "Vmap(%a, in_axes=(0, none))(%b, %a)"),
+    (Vmap(A, (2,)), "Vmap(%a, in_axes=(2,))"),
     (Constant(np.int8(-5)), "-5i8"),
     (Constant(np.uint64(2**64 - 1)), "18446744073709551615u64"),
     (Constant(np.float16(0.1)), "0.1f16"),

@@ -89,3 +89,18 @@ def test_forward_mode_and_a_hessian_vector_product_on_cuda() -> None:
     x, v = rng.standard_normal(16).astype(np.float32), rng.standard_normal(16).astype(np.float32)
     for name in ("hvp", "fw"):
         check_equivalent(module, module, name, [x, v], backend_a=relayish.evaluate, backend_b=cuda_run, rtol=1e-5)
+
+
+def test_batched_if_loop_and_per_example_gradients_on_cuda() -> None:
+    """Vmap of a data-dependent if and loop, and of a gradient, compiled for CUDA, against the evaluator."""
+    f32, i32 = "Tensor(FloatType(32), Shape())", "Tensor(IntType(32), Shape())"
+    module = relayish.parse(f"""
+    def @loop(%x: {f32}, %n: {i32}) -> {f32} {{ if %n > 0 then @loop(@sin(%x) + %x * 0.5, %n - 1) else %x }}
+    def @f(%x: {f32}, %n: {i32}) -> {f32} {{ if %x > 0.0 then @loop(%x, %n) else %x * %x }}
+    def @main(%xs: Tensor(FloatType(32), Shape(8)), %ns: Tensor(IntType(32), Shape(8))) {{
+      (Vmap(@f, in_axes=(0, 0))(%xs, %ns), Vmap(Grad(@f), in_axes=(0, 0))(%xs, %ns)[1][0])
+    }}
+    """)
+    rng = np.random.default_rng(1)
+    xs, ns = rng.standard_normal(8).astype(np.float32), rng.integers(0, 4, 8).astype(np.int32)
+    check_equivalent(module, module, "main", [xs, ns], backend_a=relayish.evaluate, backend_b=cuda_run, rtol=1e-5)

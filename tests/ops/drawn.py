@@ -17,7 +17,7 @@ from relayish.dims import Dim
 from relayish.expr import Call, Expr, Function, Op, Var
 from relayish.module import Module
 from relayish.ops import get_op
-from relayish.ops.generation import Hint, Plan
+from relayish.ops.generation import Hint, Indices, Plan, Sizes
 from relayish.testing.choices import Stream
 from relayish.testing.strategies import Features, _Generator, planned_call
 from relayish.types import BaseType, Kind, Shape, TensorType, Type, TypeVar
@@ -59,6 +59,25 @@ class DrawnCall:
     def shapes(self, sizes: dict[TypeVar, Dim]) -> list[tuple[int, ...]]:
         """The parameters' concrete shapes with ``sizes``."""
         return [tuple(d.substitute(sizes).value for d in p.type_annotation.shape.dims) for p in self.params]
+
+    def arguments(self, sizes: dict[TypeVar, Dim], rng: np.random.Generator, positive: bool = False) -> list[np.ndarray]:
+        """Arguments for the parameters: indices in range, sizes as the plan says, integers 1 to 3,
+        floats in [-2, 2] (``positive``: [0.5, 2], inside every domain and off the poles)."""
+        args = []
+        for arg in self.plan.args:
+            shape = tuple(d.substitute(sizes).value for d in arg.type.shape.dims)
+            dtype = arg.type.dtype.to_numpy()
+            if isinstance(arg, Indices):
+                args.append(rng.integers(0, arg.size, size=shape).astype(dtype))
+            elif isinstance(arg, Sizes):
+                args.append(arg.value(sizes))
+            elif dtype.kind == "b":
+                args.append(rng.random(shape) < 0.5)
+            elif dtype.kind in "iu":
+                args.append(rng.integers(1, 4, size=shape).astype(dtype))
+            else:
+                args.append(rng.uniform(0.5 if positive else -2.0, 2.0, size=shape).astype(dtype))
+        return args
 
     def out_shape(self, sizes: dict[TypeVar, Dim]) -> tuple[int, ...]:
         return tuple(d.substitute(sizes).value for d in self.target.shape.dims)

@@ -83,7 +83,7 @@ def test_generated_programs_type_check_evaluate_and_round_trip():
     stats = run_counting(check, PROGRAMS)
     assert stats["valid"] >= PROGRAMS
     assert stats["rejected"] <= 0.05 * stats["valid"], stats
-    missing = sorted((ALL_NODES - {"Grad", "Jvp"} | ALL_OPS) - set(seen))
+    missing = sorted((ALL_NODES - {"Grad", "Jvp", "Vmap"} | ALL_OPS) - set(seen))
     assert not missing, f"never generated: {missing}"
 
 
@@ -138,7 +138,7 @@ def test_features_switch_constructs_off():
     @given(modules(plain))
     def check(module):
         counts = coverage(module)
-        assert not {"If", "RefNew", "RefRead", "RefWrite", "Grad", "Jvp", "Proj", "Tuple"} & set(counts)
+        assert not {"If", "RefNew", "RefRead", "RefWrite", "Grad", "Jvp", "Vmap", "Proj", "Tuple"} & set(counts)
         assert {name for name in counts if name.startswith("@")} <= {"@add", "@mul"}
         functions = [node for fn in module.functions.values() for node in post_order(fn) if isinstance(node, Function)]
         assert len(functions) == len(module.functions)  # no closures: only the globals
@@ -201,7 +201,7 @@ def test_grad_nodes_only_with_the_flag():
 
     @given(modules())
     def never(module):
-        assert not {"Grad", "Jvp"} & set(coverage(module))
+        assert not {"Grad", "Jvp", "Vmap"} & set(coverage(module))
 
     run_counting(never, 100)
 
