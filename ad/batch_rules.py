@@ -124,15 +124,19 @@ def _stack(s: BatchSite) -> Expr:
 
 def _matmul(s: BatchSite) -> Expr:
     """Batched matrix products broadcast like NumPy's; a batch of (m, k) rows times one (k, n)
-    matrix with m known is one (batch * m, k) product (a single GEMM, not a loop of small ones)."""
+    matrix with m known is one (batch * m, k) product (a single GEMM, not a loop of small ones),
+    and a product over k = 1 is a broadcast multiplication."""
     ra, rb = s.rank(0), s.rank(1)
     a, b = s.args
+    top = max(ra, rb)
+    if s.types[0].shape.dims[-1].value == 1:  # a product over one term: the outer product a gradient
+        # of a row times a matrix has, per example; elementwise, so it fuses and runs in parallel
+        return op("mul", *(raised(x, r, top) if f else x for x, r, f in zip((a, b), (ra, rb), s.batched)))
     if s.batched == (True, False) and ra == 2 and rb == 2:
         m = s.types[0].shape.dims[0].value
         if m is not None:
             rows = op("matmul", op("reshape", a, newshape=(-3, 0)), b)
             return op("reshape", rows, newshape=(-4, -1, m, 0))
-    top = max(ra, rb)
     return s.call([raised(x, r, top) if f else x for x, r, f in zip((a, b), (ra, rb), s.batched)])
 
 

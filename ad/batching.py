@@ -156,7 +156,7 @@ class Context:
         self.types = expr_types(module)
         self.literals = let_literals(module)
         self.made = made
-        self.pending: list[tuple[str, str]] = []
+        self.pending: list[tuple[str, str, tuple[Pattern, ...], bool]] = []  # (global, its batched one, patterns, full)
         self.new_globals: dict[str, Function] = {}
 
     def type_of(self, e: Expr) -> Type:
