@@ -511,7 +511,7 @@ class _Generator(Chooser):
     def let(self, ty: Type, scope: _Scope, depth: int) -> Expr:
         f = self.features
         refs = self.refs_in(scope)
-        later = [g for g in self.later_globals() if not g.recursive]
+        later = [g for g in self.later_globals() if not g.recursive] if not self.mapped else []
         value_choice = self.pick([
             (4 if self.op_names else 0, lambda: self.op_first(scope, depth)),
             (4, lambda: (self.expr(ty, scope, depth), ty)),  # the body will likely use it
