@@ -302,7 +302,14 @@ def _strided_slice(s: BatchSite) -> Expr:
 
 
 def _flatten(s: BatchSite) -> Expr:
-    return op("reshape", s.args[0], newshape=(0, 0, -1))
+    """Each example's (n, d1, ..., dk) as (n, d1 * ... * dk): the axes after n merged two at a time
+    (-3 multiplies sizes, where a -1 would divide, which symbolic sizes do not always allow)."""
+    x, rank = s.args[0], s.rank(0)
+    if rank == 1:
+        return op("expand_dims", x, axis=2)
+    for _ in range(rank - 2):
+        x = op("reshape", x, newshape=(0, 0, -3, -2))
+    return x
 
 
 def _one_hot(s: BatchSite) -> Expr:
