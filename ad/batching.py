@@ -41,9 +41,11 @@ from relayish.module import Module
 from relayish.ops.registry import lookup_op
 from relayish.traverse import trampoline
 from relayish.types import (
-    UNIT, BoolType, FuncType, Kind, RefType, Shape, TensorType, TupleType, Type, TypeVar, mapped_type, with_axis,
+    UNIT, BoolType, FuncType, Kind, RefType, Shape, TensorType, TupleType, Type, TypeVar, is_first_order, mapped_type,
+    with_axis,
 )  # fmt: skip
 from typecheck import expr_types
+from typecheck.solver import Hole
 
 from .batch_rules import BatchSite, batched_call, op
 from .literals import free_in_order, let_literals
@@ -258,7 +260,7 @@ def _batch_size(site: FuncType, in_axes: tuple[int | None, ...]) -> Dim | None:
             while isinstance(ty, TupleType):
                 ty = ty.fields[0]
             size = ty.shape.dims[axis]
-            return None if any(isinstance(v, TypeVar) and v.name == "_" for v in size.free_vars()) else size
+            return None if any(isinstance(v, Hole) for v in size.free_vars()) else size
     return None
 
 
@@ -318,7 +320,7 @@ class Batcher:
             if literal is not None:
                 new = self.bind(var, Var(var.name_hint), True)
                 bindings.append((new, self.run(literal, self.ctx.type_of(literal))))
-            elif ty is not None and _first_order(ty):
+            elif ty is not None and is_first_order(ty):
                 self.env[id(var)] = (var, False)
             else:
                 raise RelayTypeError(f"Vmap: the mapped function uses %{var.name_hint} ({ty}) from outside it, whose code "
@@ -480,7 +482,7 @@ class Batcher:
             args.append(value)
             patterns.append(pattern)
         if all(map(_unbatched, patterns)) and (isinstance(e.callee, Op) or
-                                               isinstance(e.callee, GlobalVar) and _first_order(self.ctx.type_of(e))):
+                                               isinstance(e.callee, GlobalVar) and is_first_order(self.ctx.type_of(e))):
             # the same for every example: pure data in, so the call is too (its effects stay inside it)
             return Call(e.callee, args, e.attrs, span=e.span), False
         types = [self.ctx.type_of(a) for a in e.args]
@@ -534,8 +536,3 @@ class Batcher:
         value = yield self.whole(e.value, self.ctx.type_of(e.value))
         return Call(Proj(ref, 2 if self.full else 1), [value, self.mask], span=e.span)
 
-
-def _first_order(ty: Type) -> bool:
-    if isinstance(ty, TupleType):
-        return all(map(_first_order, ty.fields))
-    return isinstance(ty, TensorType)

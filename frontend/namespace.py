@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from ad import grad, jvp, vmap
 from relayish.errors import FrontendError
+from relayish.expr import in_axes_of
 from relayish.ops.registry import lookup_op
 from relayish.tracebacks import user_facing
 from typecheck import infer
@@ -32,6 +33,7 @@ class GradFunction:
 
     transform = staticmethod(grad)
     suffix = "grad"
+    per_parameter = 1  # parameters the transformed function takes per parameter of ``fn`` (Jvp: with a tangent)
 
     def __init__(self, fn: RelayFunction | GradFunction):
         self.fn = fn
@@ -50,7 +52,7 @@ class GradFunction:
 
     def param_count(self) -> int:
         inner = self.fn.param_count() if isinstance(self.fn, GradFunction) else len(self.fn.param_names)
-        return 2 * inner if isinstance(self, JvpFunction) else inner
+        return self.per_parameter * inner
 
     @property
     @user_facing
@@ -69,6 +71,7 @@ class JvpFunction(GradFunction):
 
     transform = staticmethod(jvp)
     suffix = "jvp"
+    per_parameter = 2
 
 
 class VmapFunction(GradFunction):
@@ -161,10 +164,12 @@ def vmap_axes(in_axes: Any, count: int) -> tuple[int | None, ...]:
     """``in_axes`` as one entry per parameter: an int or None applies to all; a TypeError otherwise."""
     if in_axes is None or isinstance(in_axes, int) and not isinstance(in_axes, bool):
         in_axes = (in_axes,) * count
-    if not isinstance(in_axes, (tuple, list)) or not all(
-            a is None or isinstance(a, int) and not isinstance(a, bool) and a >= 0 for a in in_axes):
-        raise TypeError(f"relay.vmap's in_axes is an axis (an int >= 0), None, or a tuple of them per parameter, not {in_axes!r}")
-    return tuple(in_axes)
+    try:
+        if not isinstance(in_axes, (tuple, list)):
+            raise ValueError(f"not {in_axes!r}")
+        return in_axes_of(in_axes)
+    except ValueError as err:
+        raise TypeError(f"relay.vmap's in_axes is an axis (an int >= 0), None, or a tuple of them per parameter: {err}") from None
 
 
 def _python_pool_attrs(attrs: dict) -> dict:

@@ -218,7 +218,8 @@ class Jvp(Expr):
     span: Span | None = _span_field()
 
 
-def _axes(value: Any) -> tuple[int | None, ...]:
+def in_axes_of(value: Any) -> tuple[int | None, ...]:
+    """``value`` as Vmap's in_axes, a tuple of axes (ints >= 0) or None; a ValueError otherwise."""
     axes = tuple(value)
     if not all(a is None or (isinstance(a, int) and not isinstance(a, bool) and a >= 0) for a in axes):
         raise ValueError(f"Vmap's in_axes are axes (integers >= 0) or None, not {axes!r}")
@@ -232,7 +233,7 @@ class Vmap(Expr):
     gains a leading batch dimension (docs/design.md, "Automatic batching")."""
 
     func: Expr
-    in_axes: tuple[int | None, ...] = attrs.field(converter=_axes)
+    in_axes: tuple[int | None, ...] = attrs.field(converter=in_axes_of)
     span: Span | None = _span_field()
 
 

@@ -940,10 +940,13 @@ class Parser:
         self.expect("=")
         start = self.tok
         axes = yield self.attr_value(1)
-        if not isinstance(axes, tuple) or not all(a is None or type(a) is int and a >= 0 for a in axes):
+        if not isinstance(axes, tuple):
             raise self.error("in_axes must be a tuple of axes (integers >= 0) or none, one per parameter", start)
         self.expect(")")
-        return Vmap(func, axes, span=tok.span)
+        try:
+            return Vmap(func, axes, span=tok.span)
+        except ValueError as err:
+            raise self.error(f"{err}: one per parameter", start) from None
 
     def paren_or_tuple(self) -> Iterator[Any]:
         tok = self.advance()

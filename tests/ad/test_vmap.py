@@ -13,7 +13,7 @@ import relayish
 from interp import evaluate
 from relayish.errors import RelayTypeError
 from relayish.expr import Function, RefNew, RefRead, RefWrite
-from relayish.testing import check_grad
+from relayish.testing import check_grad, check_vmap, difference
 from relayish.traverse import post_order
 
 F = "Tensor(FloatType(64), Shape())"
@@ -24,18 +24,6 @@ B = 64
 
 def _module(src: str) -> relayish.Module:
     return relayish.parse(src.replace("$F", F).replace("$I", I).replace("$V", V))
-
-
-def _loop(module: relayish.Module, name: str, batched: list, shared: list, in_axes: tuple) -> np.ndarray | tuple:
-    """``@name`` on each example alone, stacked: the oracle."""
-    results = []
-    for i in range(len(batched[0]) if batched else 0):
-        it_b, it_s = iter(batched), iter(shared)
-        args = [next(it_s) if axis is None else np.take(next(it_b), i, axis=axis) for axis in in_axes]
-        results.append(evaluate(module, name, *args))
-    if isinstance(results[0], tuple):
-        return tuple(np.stack(parts) for parts in zip(*results))
-    return np.stack(results)
 
 
 # A data-dependent if (on the example's sum) and a data-dependent loop (recursion whose depth is the
@@ -58,7 +46,7 @@ def test_vmap_of_a_data_dependent_if_and_loop_over_64_examples_equals_the_loop()
     m = _module(IF_AND_LOOP)
     rng = np.random.default_rng(0)
     xs, ns = rng.uniform(0, 1, (B, 3)), rng.integers(0, 8, B).astype(np.int32)
-    expected = _loop(m, "f", [xs, ns], [], (0, 0))
+    expected = check_vmap(m, [xs, ns], (0, 0), name="f", rtol=0.0)  # Vmap(@f) exactly the loop over examples
     assert len({bool(s > 1.5) for s in xs.sum(axis=1)}) == 2 and len(set(ns)) > 4  # both branches, many depths
     np.testing.assert_array_equal(evaluate(m, "main", xs, ns), expected)
     np.testing.assert_allclose(relayish.compile(m, "main")(xs, ns), expected, rtol=1e-13)
@@ -127,18 +115,10 @@ def test_programs_batched_equal_the_loop_on_the_evaluator_and_the_jit(name):
     m = _module(src)
     rng = np.random.default_rng(1)
     xs, w = rng.uniform(-1.5, 1.5, 16), np.float64(0.7)
-    batched = ad.vmap(m, "f", (0, None))
-    if name == "tuples":  # the mapped parameter is a pair: both parts hold the examples
-        pairs = (xs, rng.uniform(-1, 1, 16))
-        expected = [evaluate(m, "f", (pairs[0][i], pairs[1][i]), w) for i in range(16)]
-        got = evaluate(batched, "f_vmap", pairs, w)
-        np.testing.assert_array_equal(got[0], [e[0] for e in expected])
-        np.testing.assert_array_equal(got[1][0], [e[1][0] for e in expected])
-        np.testing.assert_array_equal(got[1][1], [e[1][1] for e in expected])
-        return
-    expected = _loop(m, "f", [xs], [w], (0, None))
-    np.testing.assert_array_equal(evaluate(batched, "f_vmap", xs, w), expected)
-    np.testing.assert_allclose(relayish.compile(batched, "f_vmap")(xs, w), expected, rtol=1e-13)
+    inputs = (xs, rng.uniform(-1, 1, 16)) if name == "tuples" else xs  # a pair: both parts hold the examples
+    expected = check_vmap(m, [inputs, w], (0, None), name="f", rtol=0.0)  # exactly the loop over examples
+    compiled = relayish.compile(ad.vmap(m, "f", (0, None)), "f_vmap")(inputs, w)
+    assert difference(compiled, expected, rtol=1e-13) is None
 
 
 def test_a_mapped_axis_other_than_the_first_and_a_batch_of_batches():
